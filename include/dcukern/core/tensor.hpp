@@ -1,0 +1,38 @@
+// Non-owning views of the tensors an op reads and writes. Rows are contiguous (unit column stride);
+// row_stride is in elements and may exceed cols (padded weights, packed projections).
+#pragma once
+#include <cstdint>
+
+#include "dcukern/core/dtype.hpp"
+
+namespace dcukern {
+
+template <class Ptr>
+struct BasicMatrix {
+  Ptr data = nullptr;
+  DType dtype = DType::f16;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t row_stride = 0;  // elements between consecutive rows
+};
+using ConstMatrix = BasicMatrix<const void*>;
+using Matrix = BasicMatrix<void*>;
+
+template <class Ptr>
+struct BasicVector {
+  Ptr data = nullptr;  // nullptr where the op allows an absent vector (e.g. no bias)
+  DType dtype = DType::f16;
+  int64_t size = 0;
+};
+using ConstVector = BasicVector<const void*>;
+using Vector = BasicVector<void*>;
+
+// Byte alignment of an address: the largest power of two (up to 256) that divides it.
+inline int address_alignment(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  int align = 1;
+  while (align < 256 && (a % (2u * align)) == 0) align *= 2;
+  return align;
+}
+
+}  // namespace dcukern

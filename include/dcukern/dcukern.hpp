@@ -1,0 +1,3 @@
+// Umbrella header for device builds (hipcc / nvcc).
+#pragma once
+#include "dcukern/gemv.hpp"

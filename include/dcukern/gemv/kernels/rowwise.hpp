@@ -1,0 +1,40 @@
+// gemv.rowwise[.fdot2|.dot2c] — N = 1 (the LLMM1 class).
+// Contract: K, ldx, ldw multiples of 8; x, W 16-byte aligned.
+// Work split: one wave per row of W, grid-stride over M. Each lane streams 16-byte chunks of its row
+// (kUnroll loads in flight) against the matching chunks of x (cached), then one wave reduction.
+#pragma once
+#include "dcukern/gemv/kernels/common.hpp"
+
+namespace dcukern::gemv_detail {
+
+template <template <DType> class Dot, DType DT>
+__global__ void gemv_rowwise_kernel(GemvArgs a) {
+  using D = Dot<DT>;
+  if constexpr (!D::kAvailable) {
+    unreachable_on_this_target();
+  } else {
+    constexpr int kUnroll = 4;
+    const int lane = lane_id();
+    const int64_t chunks = a.k / 8;
+    const uint16_t* x = a.x;
+    for (int64_t m = global_wave(); m < a.m; m += grid_waves()) {
+      const uint16_t* wr = a.w + m * a.ldw;
+      float acc = 0.f;
+      int64_t c = lane;
+      for (; c + (kUnroll - 1) * kWarpSize < chunks; c += kUnroll * kWarpSize) {
+        vec16_t wv[kUnroll], xv[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) wv[u] = load_stream16(wr + (c + u * kWarpSize) * 8);
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) xv[u] = load16(x + (c + u * kWarpSize) * 8);
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) acc = D::dot(wv[u], xv[u], acc);
+      }
+      for (; c < chunks; c += kWarpSize) acc = D::dot(load_stream16(wr + c * 8), load16(x + c * 8), acc);
+      acc = warp_sum(acc);
+      if (lane == 0) store_output<DT>(a, 0, m, acc);
+    }
+  }
+}
+
+}  // namespace dcukern::gemv_detail

@@ -1,0 +1,71 @@
+// Launch of the kernel a GEMV row names: grid sizes and the runtime -> template dispatch (dtype, N
+// bucket), each switch ending in an explicit error.
+#pragma once
+#include <algorithm>
+
+#include "dcukern/gemv/kernels/generic.hpp"
+#include "dcukern/gemv/kernels/mma.hpp"
+#include "dcukern/gemv/kernels/rowwise.hpp"
+#include "dcukern/gemv/kernels/splitk.hpp"
+#include "dcukern/gemv/select.hpp"
+#include "dcukern/platform/device_context.hpp"
+
+namespace dcukern::gemv_detail {
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline unsigned grid_size(int64_t blocks) { return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 1 << 30)); }
+
+template <template <DType> class Dot, DType DT>
+void launch_splitk(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
+  const int64_t rows_per_tile = (kSplitkThreads / ctx.facts.wave_size) * kSplitkRows;
+  const unsigned grid = grid_size(std::min<int64_t>(ceil_div(a.m, rows_per_tile), 4LL * ctx.facts.compute_units));
+  if (a.n <= 1) gemv_splitk_kernel<Dot, DT, 1><<<grid, kSplitkThreads, 0, s>>>(a);
+  else if (a.n <= 2) gemv_splitk_kernel<Dot, DT, 2><<<grid, kSplitkThreads, 0, s>>>(a);
+  else if (a.n <= 4) gemv_splitk_kernel<Dot, DT, 4><<<grid, kSplitkThreads, 0, s>>>(a);
+  else if (a.n <= 8) gemv_splitk_kernel<Dot, DT, 8><<<grid, kSplitkThreads, 0, s>>>(a);
+  else gemv_splitk_kernel<Dot, DT, 16><<<grid, kSplitkThreads, 0, s>>>(a);
+}
+
+template <template <DType> class Dot, DType DT>
+void launch_rowwise(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
+  const int64_t waves_per_block = 256 / ctx.facts.wave_size;
+  gemv_rowwise_kernel<Dot, DT><<<grid_size(ceil_div(a.m, waves_per_block)), 256, 0, s>>>(a);
+}
+
+template <DType DT>
+Status launch(GemvKernel kernel, const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
+  const int64_t waves_per_block = 256 / ctx.facts.wave_size;
+  switch (kernel) {
+    case GemvKernel::generic:
+      gemv_generic_kernel<DT><<<grid_size(ceil_div(a.m, waves_per_block)), 256, 0, s>>>(a);
+      return Status::success();
+    case GemvKernel::rowwise: launch_rowwise<FmaDot, DT>(a, ctx, s); return Status::success();
+    case GemvKernel::splitk: launch_splitk<FmaDot, DT>(a, ctx, s); return Status::success();
+#if DCUKERN_PLATFORM_HIP
+    case GemvKernel::rowwise_fdot2:
+    case GemvKernel::rowwise_dot2c:
+    case GemvKernel::splitk_fdot2:
+    case GemvKernel::splitk_dot2c:
+      if constexpr (DT == DType::f16) {
+        if (kernel == GemvKernel::rowwise_fdot2) launch_rowwise<Fdot2Dot, DT>(a, ctx, s);
+        else if (kernel == GemvKernel::rowwise_dot2c) launch_rowwise<Dot2cDot, DT>(a, ctx, s);
+        else if (kernel == GemvKernel::splitk_fdot2) launch_splitk<Fdot2Dot, DT>(a, ctx, s);
+        else launch_splitk<Dot2cDot, DT>(a, ctx, s);
+        return Status::success();
+      }
+      return Status::unsupported("gemv: dot-product rows take fp16 only");
+#endif
+#if DCUKERN_PLATFORM_CUDA
+    case GemvKernel::mma: {
+      const unsigned grid = grid_size(std::min<int64_t>(ceil_div(a.m, 16), 8LL * ctx.facts.compute_units));
+      if (a.n <= 8) gemv_mma_kernel<DT, 1><<<grid, kMmaThreads, 0, s>>>(a);
+      else gemv_mma_kernel<DT, 2><<<grid, kMmaThreads, 0, s>>>(a);
+      return Status::success();
+    }
+#endif
+    default: break;
+  }
+  return Status::unsupported("gemv: kernel not compiled into this build");
+}
+
+}  // namespace dcukern::gemv_detail

@@ -1,0 +1,37 @@
+// Block-level primitives: rocPRIM on AMD, CUB on NVIDIA, behind one interface. As with both libraries,
+// the caller owns the temporary storage (`storage_type`, placed in shared memory).
+#pragma once
+#include "dcukern/platform/runtime.hpp"
+#if DCUKERN_PLATFORM_HIP
+#include <rocprim/block/block_reduce.hpp>
+#else
+#include <cub/block/block_reduce.cuh>
+#endif
+
+namespace dcukern {
+
+template <class T, int kThreads>
+struct BlockReduce {
+#if DCUKERN_PLATFORM_HIP
+  using impl = rocprim::block_reduce<T, kThreads>;
+  using storage_type = typename impl::storage_type;
+  // Sum over the block; the result is valid in thread 0.
+  __device__ static T sum(T v, storage_type& s) {
+    T out;
+    impl().reduce(v, out, s, rocprim::plus<T>());
+    return out;
+  }
+  __device__ static T max(T v, storage_type& s) {
+    T out;
+    impl().reduce(v, out, s, rocprim::maximum<T>());
+    return out;
+  }
+#else
+  using impl = cub::BlockReduce<T, kThreads>;
+  using storage_type = typename impl::TempStorage;
+  __device__ static T sum(T v, storage_type& s) { return impl(s).Sum(v); }
+  __device__ static T max(T v, storage_type& s) { return impl(s).Reduce(v, cub::Max()); }
+#endif
+};
+
+}  // namespace dcukern

@@ -1,0 +1,18 @@
+// Which platform this translation unit is compiled for. Includes no runtime header.
+//   DCUKERN_PLATFORM_HIP   hipcc / clang -x hip (AMD, Hygon DTK)
+//   DCUKERN_PLATFORM_CUDA  nvcc
+//   DCUKERN_PLATFORM_HOST  a plain C++ compiler: registry, references and host tests only
+//   DCUKERN_DEVICE_PASS    1 while compiling device code
+#pragma once
+
+#if defined(__HIPCC__) || defined(__HIP__)
+#define DCUKERN_PLATFORM_HIP 1
+#elif defined(__CUDACC__)
+#define DCUKERN_PLATFORM_CUDA 1
+#else
+#define DCUKERN_PLATFORM_HOST 1
+#endif
+
+#if defined(__HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__)
+#define DCUKERN_DEVICE_PASS 1
+#endif

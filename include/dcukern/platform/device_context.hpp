@@ -1,0 +1,48 @@
+// Per-device facts resolved against the target table, computed once per device and cached
+// (the first call on a device queries its properties; later calls read the cache, lock-free).
+#pragma once
+#include <array>
+#include <atomic>
+#include <mutex>
+
+#include "dcukern/platform/runtime.hpp"
+#include "dcukern/registry/resolve.hpp"
+
+namespace dcukern {
+
+struct DeviceContext {
+  int device = -1;
+  DeviceFacts facts;
+  ResolvedTarget target;
+};
+
+// Context of the current device. Fails (no_device) where there is no usable device.
+inline Status current_device_context(const DeviceContext** out) {
+  constexpr int kMaxDevices = 64;
+  static std::array<std::atomic<const DeviceContext*>, kMaxDevices> cache{};
+  static std::array<DeviceContext, kMaxDevices> storage{};
+  static std::mutex init_mutex;
+  int device = 0;
+  if (auto e = runtime_get_device(&device); e != kRuntimeSuccess)
+    return Status::error(StatusCode::no_device, std::string("no usable GPU: ") + runtime_error_string(e));
+  if (device < 0 || device >= kMaxDevices) return Status::unsupported("device ordinal above 63");
+  if (const DeviceContext* c = cache[device].load(std::memory_order_acquire)) {
+    *out = c;
+    return Status::success();
+  }
+  std::lock_guard<std::mutex> g(init_mutex);
+  if (const DeviceContext* c = cache[device].load(std::memory_order_acquire)) {
+    *out = c;
+    return Status::success();
+  }
+  DeviceContext& ctx = storage[device];
+  ctx.device = device;
+  if (Status s = query_device_facts(device, &ctx.facts); !s.ok()) return s;
+  ctx.target = resolve_target(ctx.facts.arch_name);
+  if (!ctx.target.info) return Status::unsupported("unrecognised architecture name '" + ctx.facts.arch_name + "'");
+  cache[device].store(&ctx, std::memory_order_release);
+  *out = &ctx;
+  return Status::success();
+}
+
+}  // namespace dcukern

@@ -1,0 +1,75 @@
+// Element storage and conversions: fp16 and bf16 are held as raw 16-bit words and converted to and
+// from fp32 here (bf16 by bit shifts with round-to-nearest-even, which works on every toolchain).
+#pragma once
+#include <cstdint>
+
+#include "dcukern/core/dtype.hpp"
+#include "dcukern/platform/runtime.hpp"
+#if DCUKERN_PLATFORM_CUDA
+#include <cuda_fp16.h>
+#endif
+
+namespace dcukern {
+
+#if DCUKERN_PLATFORM_HIP
+typedef _Float16 half2_t __attribute__((ext_vector_type(2)));
+#endif
+
+__device__ __forceinline__ float bf16_to_float(uint16_t u) { return __uint_as_float(uint32_t(u) << 16); }
+
+__device__ __forceinline__ uint16_t float_to_bf16(float f) {
+  const uint32_t u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u);  // quiet NaN
+  return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+__device__ __forceinline__ float f16_to_float(uint16_t u) {
+#if DCUKERN_PLATFORM_HIP
+  return static_cast<float>(__builtin_bit_cast(_Float16, u));
+#else
+  return __half2float(__ushort_as_half(u));
+#endif
+}
+
+__device__ __forceinline__ uint16_t float_to_f16(float f) {
+#if DCUKERN_PLATFORM_HIP
+  return __builtin_bit_cast(uint16_t, static_cast<_Float16>(f));
+#else
+  return __half_as_ushort(__float2half_rn(f));
+#endif
+}
+
+template <DType DT>
+__device__ __forceinline__ float to_float(uint16_t u) {
+  static_assert(DT == DType::f16 || DT == DType::bf16, "16-bit float types only");
+  if constexpr (DT == DType::f16) return f16_to_float(u);
+  else return bf16_to_float(u);
+}
+
+template <DType DT>
+__device__ __forceinline__ uint16_t from_float(float f) {
+  static_assert(DT == DType::f16 || DT == DType::bf16, "16-bit float types only");
+  if constexpr (DT == DType::f16) return float_to_f16(f);
+  else return float_to_bf16(f);
+}
+
+// Two packed elements of a 32-bit word to floats (low half is the lower-addressed element).
+template <DType DT>
+__device__ __forceinline__ void unpack2(uint32_t w, float& lo, float& hi) {
+  if constexpr (DT == DType::bf16) {
+    lo = __uint_as_float(w << 16);
+    hi = __uint_as_float(w & 0xffff0000u);
+  } else {
+#if DCUKERN_PLATFORM_HIP
+    const half2_t h = __builtin_bit_cast(half2_t, w);
+    lo = static_cast<float>(h.x);
+    hi = static_cast<float>(h.y);
+#else
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w));
+    lo = f.x;
+    hi = f.y;
+#endif
+  }
+}
+
+}  // namespace dcukern

@@ -1,0 +1,77 @@
+// The runtime vocabulary: the only header that includes hip_runtime.h or cuda_runtime.h. Streams,
+// errors, device queries. (Debian's HIP 5.2 headers for the NVIDIA platform do not build with CUDA 13,
+// so the NVIDIA build talks to the CUDA runtime directly.)
+#pragma once
+#include <string>
+
+#include "dcukern/core/status.hpp"
+#include "dcukern/platform/detect.hpp"
+
+#if DCUKERN_PLATFORM_HIP
+#include <hip/hip_runtime.h>
+#elif DCUKERN_PLATFORM_CUDA
+#include <cuda_runtime.h>
+#else
+#error "dcukern/platform/runtime.hpp needs hipcc or nvcc; host-only code includes the registry headers only"
+#endif
+
+namespace dcukern {
+
+#if DCUKERN_PLATFORM_HIP
+using stream_t = hipStream_t;
+using runtime_error_t = hipError_t;
+constexpr runtime_error_t kRuntimeSuccess = hipSuccess;
+inline const char* runtime_error_string(runtime_error_t e) { return hipGetErrorString(e); }
+inline runtime_error_t runtime_get_device(int* d) { return hipGetDevice(d); }
+inline runtime_error_t runtime_device_count(int* n) { return hipGetDeviceCount(n); }
+inline runtime_error_t runtime_last_error() { return hipGetLastError(); }
+#else
+using stream_t = cudaStream_t;
+using runtime_error_t = cudaError_t;
+constexpr runtime_error_t kRuntimeSuccess = cudaSuccess;
+inline const char* runtime_error_string(runtime_error_t e) { return cudaGetErrorString(e); }
+inline runtime_error_t runtime_get_device(int* d) { return cudaGetDevice(d); }
+inline runtime_error_t runtime_device_count(int* n) { return cudaGetDeviceCount(n); }
+inline runtime_error_t runtime_last_error() { return cudaGetLastError(); }
+#endif
+
+inline Status runtime_status(runtime_error_t e, const char* what) {
+  if (e == kRuntimeSuccess) return Status::success();
+  return Status::error(StatusCode::runtime_error, std::string(what) + ": " + runtime_error_string(e));
+}
+
+// Facts about one device read from the runtime: the raw architecture name and the counts a launch needs.
+struct DeviceFacts {
+  std::string arch_name;  // "gfx906:sramecc+:xnack-" or "sm_90"
+  std::string name;       // marketing name
+  int compute_units = 0;
+  int wave_size = 0;
+  size_t shared_mem_per_block = 0;
+  int runtime_version = 0;
+};
+
+inline Status query_device_facts(int device, DeviceFacts* f) {
+#if DCUKERN_PLATFORM_HIP
+  hipDeviceProp_t p;
+  if (auto e = hipGetDeviceProperties(&p, device); e != hipSuccess) return runtime_status(e, "hipGetDeviceProperties");
+  f->arch_name = p.gcnArchName;
+  f->name = p.name;
+  f->compute_units = p.multiProcessorCount;
+  f->wave_size = p.warpSize;
+  f->shared_mem_per_block = p.sharedMemPerBlock;
+  (void)hipRuntimeGetVersion(&f->runtime_version);
+#else
+  cudaDeviceProp p;
+  if (auto e = cudaGetDeviceProperties(&p, device); e != cudaSuccess)
+    return runtime_status(e, "cudaGetDeviceProperties");
+  f->arch_name = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+  f->name = p.name;
+  f->compute_units = p.multiProcessorCount;
+  f->wave_size = p.warpSize;
+  f->shared_mem_per_block = p.sharedMemPerBlock;
+  (void)cudaRuntimeGetVersion(&f->runtime_version);
+#endif
+  return Status::success();
+}
+
+}  // namespace dcukern
