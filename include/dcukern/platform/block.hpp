@@ -10,6 +10,11 @@
 
 namespace dcukern {
 
+struct MaxOp {
+  template <class T>
+  __device__ __forceinline__ T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+};
+
 template <class T, int kThreads>
 struct BlockReduce {
 #if DCUKERN_PLATFORM_HIP
@@ -23,14 +28,14 @@ struct BlockReduce {
   }
   __device__ static T max(T v, storage_type& s) {
     T out;
-    impl().reduce(v, out, s, rocprim::maximum<T>());
+    impl().reduce(v, out, s, MaxOp());
     return out;
   }
 #else
   using impl = cub::BlockReduce<T, kThreads>;
   using storage_type = typename impl::TempStorage;
   __device__ static T sum(T v, storage_type& s) { return impl(s).Sum(v); }
-  __device__ static T max(T v, storage_type& s) { return impl(s).Reduce(v, cub::Max()); }
+  __device__ static T max(T v, storage_type& s) { return impl(s).Reduce(v, MaxOp()); }
 #endif
 };
 

@@ -1,0 +1,177 @@
+// GEMV benchmark on the Qwen3.5-27B decode shapes: every runnable row, automatic selection and cuBLAS.
+// Weights rotate through > 4x L2 (HBM-cold); time from CUDA-graph replay. Counters: us per call, GB/s
+// of bytes moved (W + x + y + bias), % of the read bandwidth measured in this run, and cuBLAS time over
+// this time (vs_cublas > 1: faster than cuBLAS).
+#include <cublas_v2.h>
+
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "dcukern/gemv.hpp"
+#include "harness.hpp"
+
+using namespace dcukern;
+using namespace dcukern::bench;
+
+namespace {
+
+struct Shape {
+  const char* name;
+  int64_t m, k;
+};
+constexpr Shape kShapes[] = {{"gate_up", 34816, 5120}, {"down", 5120, 17408}, {"qkv", 7168, 5120},
+                             {"o", 5120, 6144},        {"lm_head", 248320, 5120}};
+constexpr int kNs[] = {1, 2, 4, 8, 16};
+
+// Deterministic pseudo-random fp16/bf16 values in [-1, 1): never zeros.
+__global__ void fill_kernel(uint16_t* p, int64_t n, uint32_t seed, bool bf16) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    const float f = (h & 0xffffff) / float(1 << 23) - 1.0f;
+    p[i] = bf16 ? float_to_bf16(f) : float_to_f16(f);
+  }
+}
+
+// One problem's rotated buffer sets.
+struct Buffers {
+  int copies;
+  int64_t m, k;
+  int n;
+  std::vector<uint16_t*> x, w, y;
+  Buffers(DType dt, const Shape& s, int n_) : m(s.m), k(s.k), n(n_) {
+    copies = rotation_copies(size_t(s.m) * s.k * 2);
+    for (int c = 0; c < copies; ++c) {
+      uint16_t *px, *pw, *py;
+      BENCH_RT(cudaMalloc(&px, size_t(n) * k * 2));
+      BENCH_RT(cudaMalloc(&pw, size_t(m) * k * 2));
+      BENCH_RT(cudaMalloc(&py, size_t(n) * m * 2));
+      fill_kernel<<<1024, 256>>>(px, int64_t(n) * k, 17u + c, dt == DType::bf16);
+      fill_kernel<<<4096, 256>>>(pw, m * k, 91u + c, dt == DType::bf16);
+      x.push_back(px);
+      w.push_back(pw);
+      y.push_back(py);
+    }
+    BENCH_RT(cudaDeviceSynchronize());
+  }
+  ~Buffers() {
+    for (int c = 0; c < copies; ++c) {
+      cudaFree(x[c]);
+      cudaFree(w[c]);
+      cudaFree(y[c]);
+    }
+  }
+  GemvParams params(DType dt, int c) const {
+    GemvParams p;
+    p.x = {x[c], dt, n, k, k};
+    p.w = {w[c], dt, m, k, k};
+    p.y = {y[c], dt, n, m, m};
+    return p;
+  }
+  double bytes() const { return 2.0 * (double(m) * k + double(n) * k + double(n) * m); }
+};
+
+cublasHandle_t cublas() {
+  static cublasHandle_t h = [] {
+    cublasHandle_t handle;
+    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) std::exit(3);
+    void* ws;
+    BENCH_RT(cudaMalloc(&ws, 64 << 20));
+    cublasSetWorkspace(handle, ws, 64 << 20);  // capture-safe: cuBLAS allocates nothing itself
+    return handle;
+  }();
+  return h;
+}
+
+double cublas_time(DType dt, const Buffers& b) {
+  const cudaDataType_t t = dt == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  const float alpha = 1.f, beta = 0.f;
+  return graph_time_us(b.copies, [&](cudaStream_t s, int c) {
+    cublasSetStream(cublas(), s);
+    // Column-major: y^T[M, N] = W[K, M]^T x^T[K, N]
+    if (cublasGemmEx(cublas(), CUBLAS_OP_T, CUBLAS_OP_N, int(b.m), b.n, int(b.k), &alpha, b.w[c], t, int(b.k), b.x[c],
+                     t, int(b.k), &beta, b.y[c], t, int(b.m), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) !=
+        CUBLAS_STATUS_SUCCESS)
+      std::exit(4);
+  });
+}
+
+using Key = std::tuple<std::string, DType, int>;
+std::map<Key, double>& cublas_times() {
+  static std::map<Key, double> m;
+  return m;
+}
+
+void report(benchmark::State& st, double us, const Buffers& b, double cublas_us) {
+  st.SetIterationTime(us * 1e-6);
+  const double gbs = b.bytes() / us / 1e3;
+  st.counters["us"] = us;
+  st.counters["GBps"] = gbs;
+  st.counters["read_bw_GBps"] = read_bandwidth_gbs();
+  st.counters["pct_read_bw"] = 100.0 * gbs / read_bandwidth_gbs();
+  st.counters["vs_cublas"] = cublas_us / us;
+}
+
+void bench_cublas(benchmark::State& st, DType dt, Shape s, int n) {
+  Buffers b(dt, s, n);
+  double us = 0;
+  for (auto _ : st) us = cublas_time(dt, b);
+  cublas_times()[{s.name, dt, n}] = us;
+  report(st, us, b, us);
+  st.SetLabel("cublas");
+}
+
+// row == nullptr: automatic selection.
+void bench_row(benchmark::State& st, DType dt, Shape s, int n, const char* row) {
+  Buffers b(dt, s, n);
+  Explanation why;
+  if (Status e = gemv(b.params(dt, 0), nullptr, GemvOptions{row, &why}); !e.ok()) {
+    st.SkipWithError(e.to_string().c_str());
+    return;
+  }
+  double us = 0;
+  for (auto _ : st)
+    us = graph_time_us(b.copies, [&](cudaStream_t stream, int c) {
+      if (!gemv(b.params(dt, c), stream, GemvOptions{row}).ok()) std::exit(5);
+    });
+  report(st, us, b, cublas_times()[{s.name, dt, n}]);
+  st.SetLabel(row ? row : why.chosen);
+}
+
+void register_all() {
+  const DeviceContext* ctx = nullptr;
+  if (!current_device_context(&ctx).ok()) std::exit(6);
+  for (DType dt : {DType::f16, DType::bf16})
+    for (const Shape& s : kShapes)
+      for (int n : kNs) {
+        const std::string base = std::string("gemv/") + s.name + "/" + dtype_name(dt) + "/N" + std::to_string(n) + "/";
+        benchmark::RegisterBenchmark((base + "cublas").c_str(), bench_cublas, dt, s, n)
+            ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark((base + "auto").c_str(), bench_row, dt, s, n, nullptr)
+            ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+        for (const auto& row : GemvOp::rows()) {
+          if (row.tuned_for || !row_unavailable_reason(row, *ctx->target.info, GemvOp::compiled_in(row.kernel)).empty())
+            continue;
+          if (row.contract.n_max < n) continue;
+          benchmark::RegisterBenchmark((base + row.id).c_str(), bench_row, dt, s, n, row.id)
+              ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+        }
+      }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  std::printf("device: %s, %d SMs, L2 %zu MB, measured read bandwidth %.0f GB/s\n", device_info().name.c_str(),
+              device_info().sms, device_info().l2_bytes >> 20, read_bandwidth_gbs());
+  benchmark::AddCustomContext("device", device_info().name);
+  benchmark::AddCustomContext("read_bw_GBps", std::to_string(read_bandwidth_gbs()));
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,134 @@
+// Benchmark harness (CUDA flavour): the device's measured read bandwidth, buffers rotated through more
+// than 4x L2 so that reads come from HBM, and kernel time from CUDA-graph replay.
+#pragma once
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dcukern/platform/block.hpp"
+#include "dcukern/platform/vec.hpp"
+
+#define BENCH_RT(expr)                                                                          \
+  do {                                                                                          \
+    const cudaError_t bench_err_ = (expr);                                                      \
+    if (bench_err_ != cudaSuccess) {                                                            \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(bench_err_)); \
+      std::exit(2);                                                                             \
+    }                                                                                           \
+  } while (0)
+
+namespace dcukern::bench {
+
+struct DeviceInfo {
+  int sms = 0;
+  size_t l2_bytes = 0;
+  std::string name;
+};
+
+inline const DeviceInfo& device_info() {
+  static DeviceInfo info = [] {
+    DeviceInfo d;
+    cudaDeviceProp p;
+    BENCH_RT(cudaGetDeviceProperties(&p, 0));
+    d.sms = p.multiProcessorCount;
+    d.l2_bytes = p.l2CacheSize;
+    d.name = p.name;
+    return d;
+  }();
+  return info;
+}
+
+// How many copies of a buffer of `bytes` to rotate through so that together they exceed 4x L2.
+inline int rotation_copies(size_t bytes) {
+  const size_t target = 4 * device_info().l2_bytes + device_info().l2_bytes;  // 5x L2, margin included
+  return static_cast<int>(std::max<size_t>(1, (target + bytes - 1) / bytes));
+}
+
+// Time of one enqueue, in microseconds: `launches` enqueues (cycling through `copies` buffer sets) are
+// captured in one graph; the graph is replayed, and the median replay time is divided by `launches`.
+inline double graph_time_us(int copies, const std::function<void(cudaStream_t, int)>& enqueue, int replays = 15) {
+  cudaStream_t s;
+  BENCH_RT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const int launches = std::max(copies, 20);
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  BENCH_RT(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < launches; ++i) enqueue(s, i % copies);
+  BENCH_RT(cudaStreamEndCapture(s, &graph));
+  BENCH_RT(cudaGraphInstantiate(&exec, graph, nullptr, nullptr, 0));
+  cudaEvent_t a, b;
+  BENCH_RT(cudaEventCreate(&a));
+  BENCH_RT(cudaEventCreate(&b));
+  BENCH_RT(cudaGraphLaunch(exec, s));  // warm-up
+  BENCH_RT(cudaStreamSynchronize(s));
+  std::vector<float> ms(replays);
+  for (auto& t : ms) {
+    BENCH_RT(cudaEventRecord(a, s));
+    BENCH_RT(cudaGraphLaunch(exec, s));
+    BENCH_RT(cudaEventRecord(b, s));
+    BENCH_RT(cudaEventSynchronize(b));
+    BENCH_RT(cudaEventElapsedTime(&t, a, b));
+  }
+  std::sort(ms.begin(), ms.end());
+  BENCH_RT(cudaEventDestroy(a));
+  BENCH_RT(cudaEventDestroy(b));
+  BENCH_RT(cudaGraphExecDestroy(exec));
+  BENCH_RT(cudaGraphDestroy(graph));
+  BENCH_RT(cudaStreamDestroy(s));
+  return 1000.0 * ms[ms.size() / 2] / launches;
+}
+
+// Streaming-read ceiling: 16-byte non-temporal loads, 4 in flight per thread, a block sum written per
+// block so that nothing can be optimised away.
+constexpr int kReadThreads = 512;
+__global__ void __launch_bounds__(kReadThreads) read_kernel(const vec16_t* p, int64_t n, uint32_t* out) {
+  uint32_t acc = 0;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    vec16_t v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) v[u] = load_stream16(p + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < n; i += stride) {
+    const vec16_t v = load_stream16(p + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  __shared__ typename BlockReduce<uint32_t, kReadThreads>::storage_type storage;
+  const uint32_t total = BlockReduce<uint32_t, kReadThreads>::sum(acc, storage);
+  if (threadIdx.x == 0) out[blockIdx.x] = total;
+}
+
+// Measured read bandwidth in GB/s (1e9 bytes/s) over a 4 GiB buffer, the best of a few launch shapes.
+inline double read_bandwidth_gbs() {
+  static double gbs = [] {
+    const size_t bytes = size_t(4) << 30;
+    void* buf;
+    uint32_t* out;
+    BENCH_RT(cudaMalloc(&buf, bytes));
+    BENCH_RT(cudaMemset(buf, 0x5a, bytes));
+    BENCH_RT(cudaMalloc(&out, 1 << 20));
+    double best = 0;
+    for (int blocks_per_sm : {2, 4, 8}) {
+      const int grid = blocks_per_sm * device_info().sms;
+      const double us = graph_time_us(1, [&](cudaStream_t s, int) {
+        read_kernel<<<grid, kReadThreads, 0, s>>>(static_cast<const vec16_t*>(buf), bytes / 16, out);
+      }, 5);
+      best = std::max(best, bytes / us / 1e3);
+    }
+    BENCH_RT(cudaFree(buf));
+    BENCH_RT(cudaFree(out));
+    return best;
+  }();
+  return gbs;
+}
+
+}  // namespace dcukern::bench

@@ -1,0 +1,295 @@
+// GEMV device tests: every row this device can run, against the host reference, over the edges of the
+// contract: M, K in {1, 7, 64, 255, 4103, 5120, 17408}, N in 1..16, fp16/bf16, bias/no bias, padded
+// strides, misaligned pointers; rejection writes nothing; graph replay gives the bits of eager runs.
+// DCUKERN_TEST_QUICK=1 runs a smaller set (M, K <= 1031, fewer N) for compute-sanitizer runs.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dcukern/gemv.hpp"
+#include "support.hpp"
+
+using namespace dcukern;
+using dcukern::test::DeviceBuffer;
+
+namespace {
+
+bool quick_mode() { return std::getenv("DCUKERN_TEST_QUICK") != nullptr; }
+
+const TargetInfo& device_target() {
+  const DeviceContext* ctx = nullptr;
+  REQUIRE(current_device_context(&ctx).ok());
+  return *ctx->target.info;
+}
+
+// Ids of the rows that can run on this device (ISA and build), general rows only.
+std::vector<const char*> runnable_rows() {
+  std::vector<const char*> ids;
+  for (const auto& row : GemvOp::rows())
+    if (row_unavailable_reason(row, device_target(), GemvOp::compiled_in(row.kernel)).empty()) ids.push_back(row.id);
+  return ids;
+}
+
+enum class Layout { dense, padded, misaligned };
+const char* layout_name(Layout l) { return l == Layout::dense ? "dense" : l == Layout::padded ? "padded" : "misaligned"; }
+
+// One problem: inputs on host and device for N up to 16, with the layout's strides and offsets.
+struct Problem {
+  DType dt;
+  int64_t m, k, ldx, ldw, ldy;
+  int offset;  // elements added to x and W base pointers (1: misaligned)
+  std::vector<uint16_t> x, w, bias;
+  DeviceBuffer<uint16_t> dx, dw, dbias, dy;
+
+  Problem(DType dt_, int64_t m_, int64_t k_, Layout layout, std::mt19937_64& rng) : dt(dt_), m(m_), k(k_) {
+    ldx = layout == Layout::padded ? k + 8 : k;
+    ldw = layout == Layout::padded ? k + 24 : k;
+    ldy = layout == Layout::padded ? m + 3 : m;
+    offset = layout == Layout::misaligned ? 1 : 0;
+    x = test::random_halfs(dt, offset + kGemvMaxN * ldx, rng);
+    w = test::random_halfs(dt, offset + m * ldw, rng);
+    bias = test::random_halfs(dt, m, rng);
+    dx = DeviceBuffer<uint16_t>(x.size());
+    dw = DeviceBuffer<uint16_t>(w.size());
+    dbias = DeviceBuffer<uint16_t>(m);
+    dy = DeviceBuffer<uint16_t>(kGemvMaxN * ldy);
+    dx.upload(x);
+    dw.upload(w);
+    dbias.upload(bias);
+  }
+  GemvParams params(int n, bool with_bias) const {
+    GemvParams p;
+    p.x = {dx.get() + offset, dt, n, k, ldx};
+    p.w = {dw.get() + offset, dt, m, k, ldw};
+    if (with_bias) p.bias = {dbias.get(), dt, m};
+    p.y = {dy.get(), dt, n, m, ldy};
+    return p;
+  }
+};
+
+// Output rows (m) checked against the reference: all of them for small M, else edges, tile boundaries
+// and a random sample.
+std::vector<int64_t> rows_to_check(int64_t m, std::mt19937_64& rng) {
+  if (m <= 512) {
+    std::vector<int64_t> all(m);
+    for (int64_t i = 0; i < m; ++i) all[i] = i;
+    return all;
+  }
+  std::set<int64_t> s;
+  for (int64_t i = 0; i < 20; ++i) {
+    s.insert(i);
+    s.insert(m - 1 - i);
+  }
+  for (int64_t t = 16; t < m; t += m / 37 + 1) {
+    s.insert(t - 1);
+    s.insert(t);
+  }
+  std::uniform_int_distribution<int64_t> d(0, m - 1);
+  for (int i = 0; i < 160; ++i) s.insert(d(rng));
+  return {s.begin(), s.end()};
+}
+
+struct Reference {
+  std::vector<int64_t> rows;
+  std::vector<double> value, scale;  // [n][row index]; scale = sum |x w| + |bias|
+};
+
+Reference reference(const Problem& pr, int n, bool with_bias, const std::vector<int64_t>& rows) {
+  Reference r{rows, std::vector<double>(n * rows.size()), std::vector<double>(n * rows.size())};
+  std::vector<float> xf(static_cast<size_t>(n) * pr.k);
+  for (int i = 0; i < n; ++i)
+    for (int64_t kk = 0; kk < pr.k; ++kk) xf[i * pr.k + kk] = ref::to_float(pr.dt, pr.x[pr.offset + i * pr.ldx + kk]);
+  std::vector<float> wf(pr.k);
+  for (size_t j = 0; j < rows.size(); ++j) {
+    const uint16_t* wr = pr.w.data() + pr.offset + rows[j] * pr.ldw;
+    for (int64_t kk = 0; kk < pr.k; ++kk) wf[kk] = ref::to_float(pr.dt, wr[kk]);
+    const double b = with_bias ? ref::to_float(pr.dt, pr.bias[rows[j]]) : 0.0;
+    for (int i = 0; i < n; ++i) {
+      double acc = b, scale = std::fabs(b);
+      const float* xr = xf.data() + i * pr.k;
+      for (int64_t kk = 0; kk < pr.k; ++kk) {
+        const double t = double(xr[kk]) * wf[kk];
+        acc += t;
+        scale += std::fabs(t);
+      }
+      r.value[i * rows.size() + j] = acc;
+      r.scale[i * rows.size() + j] = scale;
+    }
+  }
+  return r;
+}
+
+// Compare y (downloaded, [N, ldy]) with the reference; also every element of [N, M] must be written
+// (poison is NaN) and the padding columns [M, ldy) untouched.
+void expect_matches(const Problem& pr, int n, const std::vector<uint16_t>& y, const Reference& r) {
+  const double out_eps = pr.dt == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -10);
+  int64_t unwritten = 0, touched_padding = 0, wrong = 0;
+  double worst = 0;
+  for (int i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < pr.m; ++j)
+      if (std::isnan(ref::to_float(pr.dt, y[i * pr.ldy + j]))) ++unwritten;
+    for (int64_t j = pr.m; j < pr.ldy; ++j)
+      if (y[i * pr.ldy + j] != 0xFFFF) ++touched_padding;
+    for (size_t jj = 0; jj < r.rows.size(); ++jj) {
+      const double got = ref::to_float(pr.dt, y[i * pr.ldy + r.rows[jj]]);
+      const double want = r.value[i * r.rows.size() + jj];
+      const double tol = out_eps * std::fabs(want) + std::ldexp(1.0, -14) * r.scale[i * r.rows.size() + jj] + 1e-6;
+      const double err = std::fabs(got - want);
+      if (!(err <= tol)) ++wrong;
+      worst = std::max(worst, err / tol);
+    }
+  }
+  CHECK(unwritten == 0);
+  CHECK(touched_padding == 0);
+  CHECK(wrong == 0);
+  CHECK(worst <= 1.0);
+}
+
+std::vector<int> n_values(int64_t m, int64_t k) {
+  if (quick_mode()) return {1, 2, 5, 8, 9, 16};
+  if (m * k <= (int64_t(1) << 22)) {
+    std::vector<int> all;
+    for (int n = 1; n <= kGemvMaxN; ++n) all.push_back(n);
+    return all;
+  }
+  return {1, 2, 3, 4, 7, 8, 9, 15, 16};
+}
+
+// Runs every runnable row (and automatic selection) on every N and bias choice of one problem.
+void check_problem(Problem& pr, Layout layout, std::mt19937_64& rng, int* runs) {
+  const auto rows = runnable_rows();
+  const auto check_rows = rows_to_check(pr.m, rng);
+  for (int n : n_values(pr.m, pr.k)) {
+    for (bool with_bias : {false, true}) {
+      const Reference r = reference(pr, n, with_bias, check_rows);
+      std::vector<const char*> candidates = rows;
+      candidates.push_back(nullptr);  // automatic selection
+      for (const char* id : candidates) {
+        const GemvParams p = pr.params(n, with_bias);
+        const capabilities::GemvRow* row = nullptr;
+        if (id && !check_gemv_row(p, device_target(), id, &row).ok()) continue;  // outside its contract
+        INFO(dtype_name(pr.dt) << " M=" << pr.m << " K=" << pr.k << " N=" << n << " bias=" << with_bias << " "
+                               << layout_name(layout) << " row=" << (id ? id : "auto"));
+        pr.dy.fill_bytes(test::kPoisonByte);
+        Explanation why;
+        const Status s = gemv(p, nullptr, GemvOptions{id, id ? nullptr : &why});
+        REQUIRE(s.ok());
+        test::device_synchronize();
+        if (!id && layout == Layout::misaligned) CHECK(std::string(why.chosen) == "gemv.generic");
+        expect_matches(pr, n, pr.dy.download(), r);
+        ++*runs;
+      }
+    }
+  }
+}
+
+std::vector<int64_t> sizes() {
+  if (quick_mode()) return {1, 7, 64, 255, 1031};
+  return {1, 7, 64, 255, 4103, 5120, 17408};
+}
+std::vector<int64_t> layout_m() { return quick_mode() ? std::vector<int64_t>{7, 255} : std::vector<int64_t>{7, 255, 4103}; }
+std::vector<int64_t> layout_k() {
+  return quick_mode() ? std::vector<int64_t>{7, 64, 1031} : std::vector<int64_t>{7, 64, 4103, 5120};
+}
+
+}  // namespace
+
+TEST_CASE("every runnable gemv row matches the reference over the contract's edges") {
+  std::mt19937_64 rng(20261129);
+  int runs = 0;
+  for (DType dt : {DType::f16, DType::bf16})
+    for (int64_t m : sizes())
+      for (int64_t k : sizes()) {
+        Problem pr(dt, m, k, Layout::dense, rng);
+        check_problem(pr, Layout::dense, rng, &runs);
+      }
+  MESSAGE("dense layout: " << runs << " kernel runs checked");
+  CHECK(runs > 0);
+}
+
+TEST_CASE("padded strides and misaligned pointers") {
+  std::mt19937_64 rng(7);
+  int runs = 0;
+  for (DType dt : {DType::f16, DType::bf16})
+    for (Layout layout : {Layout::padded, Layout::misaligned})
+      for (int64_t m : layout_m())
+        for (int64_t k : layout_k()) {
+          Problem pr(dt, m, k, layout, rng);
+          check_problem(pr, layout, rng, &runs);
+        }
+  MESSAGE("padded / misaligned: " << runs << " kernel runs checked");
+  CHECK(runs > 0);
+}
+
+TEST_CASE("a rejected call writes nothing") {
+  std::mt19937_64 rng(3);
+  Problem pr(DType::bf16, 64, 64, Layout::dense, rng);
+  std::vector<GemvParams> bad;
+  GemvParams p = pr.params(4, false);
+  p.x.rows = 17;  // N out of range
+  bad.push_back(p);
+  p = pr.params(4, false);
+  p.w.dtype = DType::f16;  // dtype mismatch
+  bad.push_back(p);
+  p = pr.params(4, false);
+  p.w.row_stride = 10;  // stride < K
+  bad.push_back(p);
+  p = pr.params(4, true);
+  p.bias.size = 63;
+  bad.push_back(p);
+  for (const GemvParams& q : bad) {
+    pr.dy.fill_bytes(test::kPoisonByte);
+    const Status s = gemv(q, nullptr);
+    INFO(s.to_string());
+    CHECK(s.code() == StatusCode::invalid_argument);
+    test::device_synchronize();
+    const auto y = pr.dy.download();
+    CHECK(std::all_of(y.begin(), y.end(), [](uint16_t v) { return v == 0xFFFF; }));
+  }
+  // A pinned row that cannot take the call: unsupported, nothing launched.
+  pr.dy.fill_bytes(test::kPoisonByte);
+  CHECK(gemv(pr.params(4, false), nullptr, GemvOptions{"gemv.rowwise"}).code() == StatusCode::unsupported);
+  test::device_synchronize();
+  const auto y = pr.dy.download();
+  CHECK(std::all_of(y.begin(), y.end(), [](uint16_t v) { return v == 0xFFFF; }));
+}
+
+TEST_CASE("graph capture and replay give the bits of eager runs") {
+  std::mt19937_64 rng(11);
+  for (DType dt : {DType::f16, DType::bf16}) {
+    Problem pr(dt, quick_mode() ? 1031 : 4103, quick_mode() ? 1032 : 5120, Layout::dense, rng);
+    for (const char* id : runnable_rows()) {
+      for (int n : {1, 5, 16}) {
+        const GemvParams p = pr.params(n, true);
+        const capabilities::GemvRow* row = nullptr;
+        if (!check_gemv_row(p, device_target(), id, &row).ok()) continue;
+        INFO(dtype_name(dt) << " row=" << id << " N=" << n);
+        pr.dy.fill_bytes(test::kPoisonByte);
+        REQUIRE(gemv(p, nullptr, GemvOptions{id}).ok());
+        test::device_synchronize();
+        const auto eager = pr.dy.download();
+
+        DCUKERN_RT(Stream_t) stream;
+        DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamCreate)(&stream));
+        DCUKERN_RT(Graph_t) graph;
+        DCUKERN_RT(GraphExec_t) exec;
+        DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamBeginCapture)(stream, DCUKERN_RT(StreamCaptureModeGlobal)));
+        const Status captured = gemv(p, stream, GemvOptions{id});
+        DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamEndCapture)(stream, &graph));
+        REQUIRE(captured.ok());
+        DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphInstantiate)(&exec, graph, nullptr, nullptr, 0));
+        pr.dy.fill_bytes(test::kPoisonByte);
+        test::device_synchronize();
+        for (int rep = 0; rep < 3; ++rep) DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphLaunch)(exec, stream));
+        DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamSynchronize)(stream));
+        CHECK(pr.dy.download() == eager);
+        (void)DCUKERN_RT(GraphExecDestroy)(exec);
+        (void)DCUKERN_RT(GraphDestroy)(graph);
+        (void)DCUKERN_RT(StreamDestroy)(stream);
+      }
+    }
+  }
+}

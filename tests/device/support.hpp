@@ -1,0 +1,86 @@
+// Device-test support: GPU detection (exit code 77 = skipped where there is none), RAII device buffers,
+// runtime-call checks, random 16-bit float data, and comparison against a host reference.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dcukern/platform/runtime.hpp"
+#include "dcukern/ref/gemv.hpp"
+
+#if DCUKERN_PLATFORM_HIP
+#define DCUKERN_RT(name) hip##name
+#else
+#define DCUKERN_RT(name) cuda##name
+#endif
+
+// REQUIRE that a runtime call succeeded, naming it.
+#define DCUKERN_REQUIRE_RT(expr)                                                                 \
+  do {                                                                                           \
+    const auto dcukern_rt_err_ = (expr);                                                         \
+    INFO(#expr << ": " << ::dcukern::runtime_error_string(dcukern_rt_err_));                    \
+    REQUIRE(dcukern_rt_err_ == ::dcukern::kRuntimeSuccess);                                      \
+  } while (0)
+
+namespace dcukern::test {
+
+inline bool gpu_available() {
+  int n = 0;
+  return runtime_device_count(&n) == kRuntimeSuccess && n > 0;
+}
+
+inline void device_synchronize() { DCUKERN_REQUIRE_RT(DCUKERN_RT(DeviceSynchronize)()); }
+
+// Device memory of `count` elements of T, freed on destruction. Never zero-initialised: tests poison it.
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t count) : count_(count) {
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(Malloc)(reinterpret_cast<void**>(&ptr_), std::max<size_t>(count, 1) * sizeof(T)));
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept { *this = std::move(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(count_, o.count_);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (ptr_) (void)DCUKERN_RT(Free)(ptr_);
+  }
+  T* get() const { return ptr_; }
+  size_t size() const { return count_; }
+  void upload(const std::vector<T>& h) {
+    REQUIRE(h.size() <= count_);
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(Memcpy)(ptr_, h.data(), h.size() * sizeof(T), DCUKERN_RT(MemcpyHostToDevice)));
+  }
+  std::vector<T> download() const {
+    std::vector<T> h(count_);
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(Memcpy)(h.data(), ptr_, count_ * sizeof(T), DCUKERN_RT(MemcpyDeviceToHost)));
+    return h;
+  }
+  void fill_bytes(uint8_t byte) { DCUKERN_REQUIRE_RT(DCUKERN_RT(Memset)(ptr_, byte, count_ * sizeof(T))); }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t count_ = 0;
+};
+
+// `count` random values uniform in [lo, hi), rounded to dtype t (fp16 / bf16), as raw words.
+inline std::vector<uint16_t> random_halfs(DType t, size_t count, std::mt19937_64& rng, float lo = -1.f, float hi = 1.f) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<uint16_t> v(count);
+  for (auto& e : v) e = ref::from_float(t, d(rng));
+  return v;
+}
+
+// Poison pattern for outputs: 0xFFFF is a NaN in fp16 and bf16, so an element never written fails.
+constexpr uint8_t kPoisonByte = 0xFF;
+
+}  // namespace dcukern::test
