@@ -77,10 +77,7 @@ struct Buffers {
 cublasHandle_t cublas() {
   static cublasHandle_t h = [] {
     cublasHandle_t handle;
-    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) std::exit(3);
-    void* ws;
-    BENCH_RT(cudaMalloc(&ws, 64 << 20));
-    cublasSetWorkspace(handle, ws, 64 << 20);  // capture-safe: cuBLAS allocates nothing itself
+    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) fail("cublasCreate");
     return handle;
   }();
   return h;
@@ -89,13 +86,19 @@ cublasHandle_t cublas() {
 double cublas_time(DType dt, const Buffers& b) {
   const cudaDataType_t t = dt == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;
   const float alpha = 1.f, beta = 0.f;
+  static void* workspace = nullptr;
+  constexpr size_t kWorkspace = 64 << 20;
+  if (!workspace) BENCH_RT(cudaMalloc(&workspace, kWorkspace));
   return graph_time_us(b.copies, [&](cudaStream_t s, int c) {
-    cublasSetStream(cublas(), s);
+    // cublasSetStream resets the workspace, so set ours after it: under capture cuBLAS must not allocate.
+    if (cublasSetStream(cublas(), s) != CUBLAS_STATUS_SUCCESS ||
+        cublasSetWorkspace(cublas(), workspace, kWorkspace) != CUBLAS_STATUS_SUCCESS)
+      fail("cublasSetStream/cublasSetWorkspace");
     // Column-major: y^T[M, N] = W[K, M]^T x^T[K, N]
     if (cublasGemmEx(cublas(), CUBLAS_OP_T, CUBLAS_OP_N, int(b.m), b.n, int(b.k), &alpha, b.w[c], t, int(b.k), b.x[c],
                      t, int(b.k), &beta, b.y[c], t, int(b.m), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) !=
         CUBLAS_STATUS_SUCCESS)
-      std::exit(4);
+      fail("cublasGemmEx");
   });
 }
 
@@ -135,7 +138,7 @@ void bench_row(benchmark::State& st, DType dt, Shape s, int n, const char* row) 
   double us = 0;
   for (auto _ : st)
     us = graph_time_us(b.copies, [&](cudaStream_t stream, int c) {
-      if (!gemv(b.params(dt, c), stream, GemvOptions{row}).ok()) std::exit(5);
+      if (Status e = gemv(b.params(dt, c), stream, GemvOptions{row}); !e.ok()) fail(e.to_string().c_str());
     });
   report(st, us, b, cublas_times()[{s.name, dt, n}]);
   st.SetLabel(row ? row : why.chosen);
@@ -143,7 +146,7 @@ void bench_row(benchmark::State& st, DType dt, Shape s, int n, const char* row) 
 
 void register_all() {
   const DeviceContext* ctx = nullptr;
-  if (!current_device_context(&ctx).ok()) std::exit(6);
+  if (Status e = current_device_context(&ctx); !e.ok()) fail(e.to_string().c_str());
   for (DType dt : {DType::f16, DType::bf16})
     for (const Shape& s : kShapes)
       for (int n : kNs) {
