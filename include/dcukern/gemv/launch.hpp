@@ -57,9 +57,10 @@ Status launch(GemvKernel kernel, const GemvArgs& a, const DeviceContext& ctx, st
 #endif
 #if DCUKERN_PLATFORM_CUDA
     case GemvKernel::mma: {
-      const unsigned grid = grid_size(std::min<int64_t>(ceil_div(a.m, 16), 8LL * ctx.facts.compute_units));
-      if (a.n <= 8) gemv_mma_kernel<DT, 1><<<grid, kMmaThreads, 0, s>>>(a);
-      else gemv_mma_kernel<DT, 2><<<grid, kMmaThreads, 0, s>>>(a);
+      using Cfg = MmaDefault;
+      const unsigned grid = grid_size(ceil_div(a.m, Cfg::kRows));
+      if (a.n <= 8) gemv_mma_kernel<DT, 1, Cfg><<<grid, Cfg::kThreads, 0, s>>>(a);
+      else gemv_mma_kernel<DT, 2, Cfg><<<grid, Cfg::kThreads, 0, s>>>(a);
       return Status::success();
     }
 #endif

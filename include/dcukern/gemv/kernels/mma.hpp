@@ -1,7 +1,7 @@
 // gemv.mma — skinny GEMM on NVIDIA tensor cores (sm_80+), N = 1..16.
 // Contract: K, ldx, ldw multiples of 8; x, W 16-byte aligned.
-// Work split: a block of 8 warps owns one 16-row tile of W (the M side of mma.sync m16n8k16) and
-// strides over tiles; the warps split K in steps of 32. Per step a lane loads 16 bytes of W rows g and
+// Work split: a block of kWarps warps owns kMTiles 16-row tiles of W (the M side of mma.sync m16n8k16)
+// and strides over such tiles; the warps split K in steps of 32. Per step a lane loads 16 bytes of W rows g and
 // g+8 and 16 bytes of x row(s) g (and g+8), at the same k offset: since a dot product does not care
 // about the order of k, the k order inside a step is permuted so that these whole-vector loads land
 // directly in the A and B fragments, with no shuffles and no shared memory. Partial tiles are summed
@@ -10,8 +10,6 @@
 #include "dcukern/gemv/kernels/common.hpp"
 
 namespace dcukern::gemv_detail {
-
-constexpr int kMmaThreads = 256;
 
 template <DType DT>
 __device__ __forceinline__ void mma_16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
@@ -33,23 +31,36 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], uint32_t a0, uint32_t a
 #endif
 }
 
+// Tuning knobs (compile-time): kWarps per block, kUnroll k-steps in flight per warp, kMTiles 16-row
+// tiles per block (each warp covers all of them, so one x load feeds kMTiles W tiles).
+template <int kWarps_, int kUnroll_, int kMTiles_>
+struct MmaConfig {
+  static constexpr int kWarps = kWarps_, kUnroll = kUnroll_, kMTiles = kMTiles_;
+  static constexpr int kThreads = 32 * kWarps, kRows = 16 * kMTiles;
+};
+using MmaDefault = MmaConfig<8, 4, 1>;
+
 // kNT: tiles of 8 along N (1: N <= 8, 2: N <= 16).
-template <DType DT, int kNT>
-__global__ void __launch_bounds__(kMmaThreads) gemv_mma_kernel(GemvArgs a) {
+template <DType DT, int kNT, class Cfg = MmaDefault>
+__global__ void __launch_bounds__(Cfg::kThreads) gemv_mma_kernel(GemvArgs a) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16
-  constexpr int kWarps = kMmaThreads / 32;
-  constexpr int kUnroll = 4;
-  __shared__ float partial[kWarps][16][8 * kNT];
+  constexpr int kWarps = Cfg::kWarps, kUnroll = Cfg::kUnroll, kMT = Cfg::kMTiles;
+  __shared__ float partial[kWarps][Cfg::kRows][8 * kNT];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, c = lane % 4;
-  const int64_t tiles = (a.m + 15) / 16;
+  const int64_t tiles = (a.m + Cfg::kRows - 1) / Cfg::kRows;
   const int64_t steps = (a.k + 31) / 32;
 
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t m_lo = tile * 16 + g, m_hi = m_lo + 8;
-    const bool lo_ok = m_lo < a.m, hi_ok = m_hi < a.m;
-    const uint16_t* w_lo = a.w + (lo_ok ? m_lo : 0) * a.ldw + c * 8;
-    const uint16_t* w_hi = a.w + (hi_ok ? m_hi : 0) * a.ldw + c * 8;
+    // Rows g + 8h of each 16-row tile t: row index r = 2t + h.
+    const uint16_t* w_row[2 * kMT];
+    bool w_ok[2 * kMT];
+#pragma unroll
+    for (int r = 0; r < 2 * kMT; ++r) {
+      const int64_t m = tile * Cfg::kRows + 8 * r + g;
+      w_ok[r] = m < a.m;
+      w_row[r] = a.w + (w_ok[r] ? m : 0) * a.ldw + c * 8;
+    }
     const uint16_t* x_row[kNT];
     bool x_ok[kNT];
 #pragma unroll
@@ -57,50 +68,56 @@ __global__ void __launch_bounds__(kMmaThreads) gemv_mma_kernel(GemvArgs a) {
       x_ok[t] = g + 8 * t < a.n;
       x_row[t] = a.x + (x_ok[t] ? g + 8 * t : 0) * a.ldx + c * 8;
     }
-    float d[kNT][4] = {};
+    float d[kMT][kNT][4] = {};
 
-    auto step = [&](int64_t s, vec16_t& wl, vec16_t& wh, vec16_t (&xv)[kNT]) {
+    auto load_step = [&](int64_t s, vec16_t (&wv)[2 * kMT], vec16_t (&xv)[kNT]) {
       const int64_t k = s * 32;
       const bool in = k + c * 8 < a.k;
-      wl = lo_ok && in ? load_stream16(w_lo + k) : vec16_zero();
-      wh = hi_ok && in ? load_stream16(w_hi + k) : vec16_zero();
+#pragma unroll
+      for (int r = 0; r < 2 * kMT; ++r) wv[r] = w_ok[r] && in ? load_stream16(w_row[r] + k) : vec16_zero();
 #pragma unroll
       for (int t = 0; t < kNT; ++t) xv[t] = x_ok[t] && in ? load16(x_row[t] + k) : vec16_zero();
     };
-    auto accumulate = [&](const vec16_t& wl, const vec16_t& wh, const vec16_t (&xv)[kNT]) {
+    auto accumulate = [&](const vec16_t (&wv)[2 * kMT], const vec16_t (&xv)[kNT]) {
 #pragma unroll
-      for (int t = 0; t < kNT; ++t) {
-        mma_16816<DT>(d[t], wl.x, wh.x, wl.y, wh.y, xv[t].x, xv[t].y);
-        mma_16816<DT>(d[t], wl.z, wh.z, wl.w, wh.w, xv[t].z, xv[t].w);
-      }
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int t = 0; t < kNT; ++t) {
+          const vec16_t& lo = wv[2 * mt];
+          const vec16_t& hi = wv[2 * mt + 1];
+          mma_16816<DT>(d[mt][t], lo.x, hi.x, lo.y, hi.y, xv[t].x, xv[t].y);
+          mma_16816<DT>(d[mt][t], lo.z, hi.z, lo.w, hi.w, xv[t].z, xv[t].w);
+        }
     };
 
     int64_t s = warp;
     for (; s + (kUnroll - 1) * kWarps < steps; s += kUnroll * kWarps) {
-      vec16_t wl[kUnroll], wh[kUnroll], xv[kUnroll][kNT];
+      vec16_t wv[kUnroll][2 * kMT], xv[kUnroll][kNT];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) step(s + u * kWarps, wl[u], wh[u], xv[u]);
+      for (int u = 0; u < kUnroll; ++u) load_step(s + u * kWarps, wv[u], xv[u]);
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) accumulate(wl[u], wh[u], xv[u]);
+      for (int u = 0; u < kUnroll; ++u) accumulate(wv[u], xv[u]);
     }
     for (; s < steps; s += kWarps) {
-      vec16_t wl, wh, xv[kNT];
-      step(s, wl, wh, xv);
-      accumulate(wl, wh, xv);
+      vec16_t wv[2 * kMT], xv[kNT];
+      load_step(s, wv, xv);
+      accumulate(wv, xv);
     }
 
-    // d[t] = {(g, 8t+2c), (g, 8t+2c+1), (g+8, 8t+2c), (g+8, 8t+2c+1)} as (row, n)
+    // d[mt][t] = {(g, 8t+2c), (g, 8t+2c+1), (g+8, 8t+2c), (g+8, 8t+2c+1)} as (row in tile mt, n)
 #pragma unroll
-    for (int t = 0; t < kNT; ++t) {
-      partial[warp][g][8 * t + 2 * c] = d[t][0];
-      partial[warp][g][8 * t + 2 * c + 1] = d[t][1];
-      partial[warp][g + 8][8 * t + 2 * c] = d[t][2];
-      partial[warp][g + 8][8 * t + 2 * c + 1] = d[t][3];
-    }
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int t = 0; t < kNT; ++t) {
+        partial[warp][16 * mt + g][8 * t + 2 * c] = d[mt][t][0];
+        partial[warp][16 * mt + g][8 * t + 2 * c + 1] = d[mt][t][1];
+        partial[warp][16 * mt + g + 8][8 * t + 2 * c] = d[mt][t][2];
+        partial[warp][16 * mt + g + 8][8 * t + 2 * c + 1] = d[mt][t][3];
+      }
     __syncthreads();
-    for (int i = threadIdx.x; i < 16 * 8 * kNT; i += blockDim.x) {
+    for (int i = threadIdx.x; i < Cfg::kRows * 8 * kNT; i += blockDim.x) {
       const int row = i / (8 * kNT), n = i % (8 * kNT);
-      const int64_t m = tile * 16 + row;
+      const int64_t m = tile * Cfg::kRows + row;
       if (n < a.n && m < a.m) {
         float sum = 0.f;
 #pragma unroll

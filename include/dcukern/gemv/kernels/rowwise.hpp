@@ -7,13 +7,12 @@
 
 namespace dcukern::gemv_detail {
 
-template <template <DType> class Dot, DType DT>
+template <template <DType> class Dot, DType DT, int kUnroll = 4>
 __global__ void gemv_rowwise_kernel(GemvArgs a) {
   using D = Dot<DT>;
   if constexpr (!D::kAvailable) {
     unreachable_on_this_target();
   } else {
-    constexpr int kUnroll = 4;
     const int lane = lane_id();
     const int64_t chunks = a.k / 8;
     const uint16_t* x = a.x;
