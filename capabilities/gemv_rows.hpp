@@ -42,9 +42,6 @@ constexpr const char* kAmdEvidence =
 inline constexpr GemvRow kGemvRows[] = {
 #include "capabilities/gemv_tuned_rows.inc"
     // ---- general rows ----
-    {"gemv.mma", "N<=16: W tiles as the A operand of mma.sync m16n8k16, split-K across 8 warps",
-     features(Feature::nv_mma_f16), nullptr, gemv_rows::vectorised(gemv_rows::kHalfs, 1, 16), {},
-     gemv_rows::kDeviceEvidence, "gemv.splitk", GemvKernel::mma, "gemv_mma_kernel<"},
     {"gemv.rowwise.dot2c", "N=1: one wave per W row, fp16 dot products with v_dot2c_f32_f16",
      features(Feature::dot2c_f32_f16), nullptr, gemv_rows::vectorised(gemv_rows::kF16, 1, 1), {},
      gemv_rows::kAmdEvidence, "gemv.rowwise.fdot2", GemvKernel::rowwise_dot2c,
@@ -56,6 +53,9 @@ inline constexpr GemvRow kGemvRows[] = {
     {"gemv.rowwise", "N=1: one wave per W row, 16-byte streaming loads, wave reduction", 0, nullptr,
      gemv_rows::vectorised(gemv_rows::kHalfs, 1, 1), {}, gemv_rows::kDeviceEvidence, "gemv.generic",
      GemvKernel::rowwise, "gemv_rowwise_kernel<dcukern::gemv_detail::FmaDot"},
+    {"gemv.mma", "N<=16: W tiles as the A operand of mma.sync m16n8k16, split-K across 8 warps",
+     features(Feature::nv_mma_f16), nullptr, gemv_rows::vectorised(gemv_rows::kHalfs, 1, 16), {},
+     gemv_rows::kDeviceEvidence, "gemv.splitk", GemvKernel::mma, "gemv_mma_kernel<"},
     {"gemv.splitk.dot2c", "N<=16: x staged in LDS, persistent blocks over M, v_dot2c_f32_f16",
      features(Feature::dot2c_f32_f16), nullptr, gemv_rows::vectorised(gemv_rows::kF16, 1, 16), {},
      gemv_rows::kAmdEvidence, "gemv.splitk.fdot2", GemvKernel::splitk_dot2c,

@@ -57,10 +57,11 @@ Status launch(GemvKernel kernel, const GemvArgs& a, const DeviceContext& ctx, st
 #endif
 #if DCUKERN_PLATFORM_CUDA
     case GemvKernel::mma: {
-      using Cfg = MmaDefault;
-      const unsigned grid = grid_size(ceil_div(a.m, Cfg::kRows));
-      if (a.n <= 8) gemv_mma_kernel<DT, 1, Cfg><<<grid, Cfg::kThreads, 0, s>>>(a);
-      else gemv_mma_kernel<DT, 2, Cfg><<<grid, Cfg::kThreads, 0, s>>>(a);
+      // Configurations chosen by bench/gemv_variants_bench on sm_90 (capabilities/evidence/gemv-variants-sm_90.json).
+      using NarrowCfg = MmaConfig<8, 4, 1>;  // N <= 8
+      using WideCfg = MmaConfig<8, 8, 1>;    // N <= 16
+      if (a.n <= 8) gemv_mma_kernel<DT, 1, NarrowCfg><<<grid_size(ceil_div(a.m, 16)), NarrowCfg::kThreads, 0, s>>>(a);
+      else gemv_mma_kernel<DT, 2, WideCfg><<<grid_size(ceil_div(a.m, 16)), WideCfg::kThreads, 0, s>>>(a);
       return Status::success();
     }
 #endif

@@ -4,8 +4,10 @@
 #include "dcukern/platform/runtime.hpp"
 #if DCUKERN_PLATFORM_HIP
 #include <rocprim/block/block_reduce.hpp>
+#include <rocprim/block/block_scan.hpp>
 #else
 #include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #endif
 
 namespace dcukern {
@@ -36,6 +38,28 @@ struct BlockReduce {
   using storage_type = typename impl::TempStorage;
   __device__ static T sum(T v, storage_type& s) { return impl(s).Sum(v); }
   __device__ static T max(T v, storage_type& s) { return impl(s).Reduce(v, MaxOp()); }
+#endif
+};
+
+// Exclusive prefix sum over the block (thread order); every thread also receives the block total.
+template <class T, int kThreads>
+struct BlockScan {
+#if DCUKERN_PLATFORM_HIP
+  using impl = rocprim::block_scan<T, kThreads>;
+  using storage_type = typename impl::storage_type;
+  __device__ static T exclusive_sum(T v, T& total, storage_type& s) {
+    T out;
+    impl().exclusive_scan(v, out, T(0), total, s, rocprim::plus<T>());
+    return out;
+  }
+#else
+  using impl = cub::BlockScan<T, kThreads>;
+  using storage_type = typename impl::TempStorage;
+  __device__ static T exclusive_sum(T v, T& total, storage_type& s) {
+    T out;
+    impl(s).ExclusiveSum(v, out, total);
+    return out;
+  }
 #endif
 };
 

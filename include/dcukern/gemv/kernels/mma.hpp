@@ -33,15 +33,17 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], uint32_t a0, uint32_t a
 
 // Tuning knobs (compile-time): kWarps per block, kUnroll k-steps in flight per warp, kMTiles 16-row
 // tiles per block (each warp covers all of them, so one x load feeds kMTiles W tiles).
-template <int kWarps_, int kUnroll_, int kMTiles_>
+// kRunOfSteps: a warp takes kUnroll consecutive k-steps at a time (its loads then cover 64 * kUnroll
+// contiguous bytes of each row) instead of every kWarps-th step.
+template <int kWarps_, int kUnroll_, int kMTiles_, bool kRunOfSteps_ = false>
 struct MmaConfig {
   static constexpr int kWarps = kWarps_, kUnroll = kUnroll_, kMTiles = kMTiles_;
+  static constexpr bool kRunOfSteps = kRunOfSteps_;
   static constexpr int kThreads = 32 * kWarps, kRows = 16 * kMTiles;
 };
-using MmaDefault = MmaConfig<8, 4, 1>;
 
 // kNT: tiles of 8 along N (1: N <= 8, 2: N <= 16).
-template <DType DT, int kNT, class Cfg = MmaDefault>
+template <DType DT, int kNT, class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads) gemv_mma_kernel(GemvArgs a) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16
   constexpr int kWarps = Cfg::kWarps, kUnroll = Cfg::kUnroll, kMT = Cfg::kMTiles;
@@ -90,15 +92,24 @@ __global__ void __launch_bounds__(Cfg::kThreads) gemv_mma_kernel(GemvArgs a) {
         }
     };
 
-    int64_t s = warp;
-    for (; s + (kUnroll - 1) * kWarps < steps; s += kUnroll * kWarps) {
+    // Step of unrolled slot u in the group of kUnroll steps starting at s.
+    constexpr int kStride = Cfg::kRunOfSteps ? 1 : kWarps;
+    int64_t s = Cfg::kRunOfSteps ? int64_t(warp) * kUnroll : warp;
+    for (; s + (kUnroll - 1) * kStride < steps; s += kUnroll * kWarps) {
       vec16_t wv[kUnroll][2 * kMT], xv[kUnroll][kNT];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) load_step(s + u * kWarps, wv[u], xv[u]);
+      for (int u = 0; u < kUnroll; ++u) load_step(s + u * kStride, wv[u], xv[u]);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) accumulate(wv[u], xv[u]);
     }
-    for (; s < steps; s += kWarps) {
+    // Remainder: the steps of this warp's last, incomplete group, one at a time.
+    const int64_t group_end = s + kUnroll < steps ? s + kUnroll : steps;
+    for (; Cfg::kRunOfSteps && s < group_end; ++s) {
+      vec16_t wv[2 * kMT], xv[kNT];
+      load_step(s, wv, xv);
+      accumulate(wv, xv);
+    }
+    for (; !Cfg::kRunOfSteps && s < steps; s += kWarps) {
       vec16_t wv[2 * kMT], xv[kNT];
       load_step(s, wv, xv);
       accumulate(wv, xv);

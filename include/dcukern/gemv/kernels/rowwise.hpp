@@ -7,7 +7,14 @@
 
 namespace dcukern::gemv_detail {
 
-template <template <DType> class Dot, DType DT, int kUnroll = 4>
+// Loads in flight per lane: 2 measured best on sm_90 (bench/gemv_variants_bench); 4 on AMD, unmeasured.
+#if DCUKERN_PLATFORM_CUDA
+constexpr int kRowwiseUnroll = 2;
+#else
+constexpr int kRowwiseUnroll = 4;
+#endif
+
+template <template <DType> class Dot, DType DT, int kUnroll = kRowwiseUnroll>
 __global__ void gemv_rowwise_kernel(GemvArgs a) {
   using D = Dot<DT>;
   if constexpr (!D::kAvailable) {

@@ -1,0 +1,59 @@
+// Gated-delta-net capability rows: the recurrent state update and the causal conv1d update. Selection
+// order: forced, tuned for the detected target (none yet), then the general rows below, top to bottom.
+// Each op's generic row accepts every valid call, so a valid call always runs.
+#pragma once
+#include "dcukern/core/dtype.hpp"
+#include "dcukern/gdn/kernel_id.hpp"
+#include "dcukern/gdn/params.hpp"
+#include "dcukern/registry/row.hpp"
+
+namespace dcukern::capabilities {
+
+using GdnRow = CapabilityRow<GdnContract, GdnKernel>;
+using Conv1dRow = CapabilityRow<Conv1dContract, Conv1dKernel>;
+
+namespace gdn_rows {
+// Tiled rows: K a power of two in 64..256, V a multiple of the 32-column block, 16-byte state fragments.
+constexpr GdnContract tiled(GdnStateLayout layout) {
+  GdnContract c{};
+  c.layouts = static_cast<uint8_t>(1u << static_cast<unsigned>(layout));
+  c.k_values = (1u << 6) | (1u << 7) | (1u << 8);
+  c.v_multiple = 32;
+  c.state_align_bytes = 16;
+  return c;
+}
+constexpr Conv1dContract vec8() {
+  Conv1dContract c{};
+  c.dim_multiple = 8;
+  c.align_bytes = 16;
+  c.needs_contiguous = true;
+  return c;
+}
+constexpr Semantics kInPlace{true, false, true};
+constexpr const char* kEvidence =
+    "tests/device/gdn_device_test.cu (sm_90, H200); capabilities/evidence/gdn-sm_90.json; AMD / Hygon: "
+    "compile only (portable HIP, no target instruction)";
+}  // namespace gdn_rows
+
+inline constexpr GdnRow kGdnRows[] = {
+    {"gdn.tiled.kv", "[K,V] state, K in {64,128,256}: 32-column tile per block held in registers, 16-byte loads",
+     0, nullptr, gdn_rows::tiled(GdnStateLayout::kv), gdn_rows::kInPlace, gdn_rows::kEvidence, "gdn.generic",
+     GdnKernel::tiled_kv, "gdn_tiled_kernel<dcukern::gdn_detail::KvTile"},
+    {"gdn.tiled.vk", "[V,K] state, K in {64,128,256}: 32-row tile per block held in registers, 16-byte loads",
+     0, nullptr, gdn_rows::tiled(GdnStateLayout::vk), gdn_rows::kInPlace, gdn_rows::kEvidence, "gdn.generic",
+     GdnKernel::tiled_vk, "gdn_tiled_kernel<dcukern::gdn_detail::VkTile"},
+    {"gdn.generic", "any valid call: one block per (sequence, value head), scalar state access", 0, nullptr,
+     GdnContract{}, gdn_rows::kInPlace, gdn_rows::kEvidence, "none (accepts every valid call)", GdnKernel::generic,
+     "gdn_generic_kernel<"},
+};
+
+inline constexpr Conv1dRow kConv1dRows[] = {
+    {"conv1d.vec8", "8 channels per thread, 16-byte loads of x, weights, state and bias", 0, nullptr,
+     gdn_rows::vec8(), gdn_rows::kInPlace, gdn_rows::kEvidence, "conv1d.generic", Conv1dKernel::vec8,
+     "conv1d_vec8_kernel<"},
+    {"conv1d.generic", "any valid call: one thread per (sequence, channel), scalar loads", 0, nullptr,
+     Conv1dContract{}, gdn_rows::kInPlace, gdn_rows::kEvidence, "none (accepts every valid call)",
+     Conv1dKernel::generic, "conv1d_generic_kernel<"},
+};
+
+}  // namespace dcukern::capabilities

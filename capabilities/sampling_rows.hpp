@@ -1,0 +1,35 @@
+// Sampling capability rows. Selection order: forced, tuned for the detected target, then the general
+// rows below, top to bottom. The generic row accepts every valid call, so a valid call always runs.
+#pragma once
+#include "dcukern/core/dtype.hpp"
+#include "dcukern/registry/row.hpp"
+#include "dcukern/sampling/kernel_id.hpp"
+#include "dcukern/sampling/params.hpp"
+
+namespace dcukern::capabilities {
+
+using SamplingRow = CapabilityRow<SamplingContract, SamplingKernel>;
+
+namespace sampling_rows {
+constexpr DTypeMask kAll = dtypes(DType::f32, DType::bf16, DType::f16);
+constexpr SamplingContract vectorised() {
+  SamplingContract c{kAll};
+  c.align_bytes = 16;
+  c.vector_bytes = 16;
+  return c;
+}
+constexpr const char* kEvidence =
+    "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
+    "capabilities/evidence/sampling-sm_90.json; AMD: compile only";
+}  // namespace sampling_rows
+
+inline constexpr SamplingRow kSamplingRows[] = {
+    {"sampling.block.vec", "one block per row, 16-byte loads; histogram cut + shared-memory resolve", 0, nullptr,
+     sampling_rows::vectorised(), {}, sampling_rows::kEvidence, "sampling.block", SamplingKernel::block_vec,
+     "sampling_block_kernel<(dcukern::DType)"},
+    {"sampling.block", "any valid call: one block per row, scalar loads", 0, nullptr,
+     SamplingContract{sampling_rows::kAll}, {}, sampling_rows::kEvidence, "none (accepts every valid call)",
+     SamplingKernel::block, "sampling_block_kernel<(dcukern::DType)"},
+};
+
+}  // namespace dcukern::capabilities

@@ -1,0 +1,25 @@
+// The GDN kernel variants. A capability row names one; gdn/launch.hpp maps each to its kernel. All are
+// portable HIP/CUDA (no target instruction), so none needs an ISA feature.
+#pragma once
+#include <cstdint>
+
+#include "dcukern/registry/features.hpp"
+
+namespace dcukern {
+
+enum class GdnKernel : uint8_t {
+  generic,   // any valid call: one block per (sequence, value head), state updated in the pool per token
+  tiled_kv,  // [K, V] layout, K in {64, 128, 256}: state tile in registers, 16-byte loads along V
+  tiled_vk,  // [V, K] layout, K in {64, 128, 256}: state tile in registers, 16-byte loads along K
+};
+
+enum class Conv1dKernel : uint8_t {
+  generic,  // any valid call: one thread per (sequence, channel), scalar loads
+  vec8,     // 8 channels per thread, 16-byte loads of x, weights, state and bias
+};
+
+// The instruction features a kernel's code uses (a host test checks that its rows need at least these).
+constexpr FeatureSet gdn_kernel_isa(GdnKernel) { return 0; }
+constexpr FeatureSet conv1d_kernel_isa(Conv1dKernel) { return 0; }
+
+}  // namespace dcukern

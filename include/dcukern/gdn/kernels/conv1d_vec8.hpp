@@ -1,0 +1,51 @@
+// conv1d.vec8 — the causal conv1d update, 8 channels per thread with 16-byte accesses.
+// Contract: dim a multiple of 8; x, y, weight, bias, state base 16-byte aligned; weight rows contiguous
+// (row stride == width); x and y row strides and the state slot stride multiples of 8 elements / 16 bytes.
+// Work split: one thread per (sequence, group of 8 channels), grid-stride. The group's 8*(width-1)
+// state values, 8*width weights, 8 inputs and 8 biases are contiguous runs read as 16-byte vectors;
+// the shifted state and the 8 outputs are written the same way.
+#pragma once
+#include "dcukern/gdn/kernels/common.hpp"
+
+namespace dcukern::gdn_detail {
+
+template <int W, DType DT, DType SDT>
+__global__ void __launch_bounds__(kConvThreads) conv1d_vec8_kernel(Conv1dArgs a) {
+  constexpr int kHist = W - 1;
+  const int64_t groups = a.dim / 8;
+  const int64_t total = int64_t(a.batch) * groups;
+  for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+       idx += int64_t(gridDim.x) * blockDim.x) {
+    const int b = static_cast<int>(idx / groups);
+    const int64_t c0 = (idx % groups) * 8;
+    const int64_t slot = a.slots[b];
+    float y[8];
+    if (!slot_valid(slot, a.num_slots)) {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) y[i] = 0.f;
+      store_elems<DT>(static_cast<char*>(a.y) + (b * a.ldy + c0) * dtype_bytes(DT), y);
+      continue;
+    }
+    float x[8], w[8 * W], st[8 * kHist], bias[8];
+    load_elems<DT>(static_cast<const char*>(a.x) + (b * a.ldx + c0) * dtype_bytes(DT), x);
+    load_elems<DT>(static_cast<const char*>(a.w) + c0 * W * dtype_bytes(DT), w);
+    char* const sp = static_cast<char*>(a.state) + (slot * a.slot_stride + c0 * kHist) * dtype_bytes(SDT);
+    load_elems<SDT>(sp, st);
+    if (a.bias) load_elems<DT>(static_cast<const char*>(a.bias) + c0 * dtype_bytes(DT), bias);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      float acc = a.bias ? bias[i] : 0.f;
+#pragma unroll
+      for (int j = 0; j < kHist; ++j) acc = fmaf(w[i * W + j], st[i * kHist + j], acc);
+      acc = fmaf(w[i * W + kHist], x[i], acc);
+      y[i] = a.silu ? silu(acc) : acc;
+#pragma unroll
+      for (int j = 0; j + 1 < kHist; ++j) st[i * kHist + j] = st[i * kHist + j + 1];
+      st[i * kHist + kHist - 1] = x[i];
+    }
+    store_elems<SDT>(sp, st);
+    store_elems<DT>(static_cast<char*>(a.y) + (b * a.ldy + c0) * dtype_bytes(DT), y);
+  }
+}
+
+}  // namespace dcukern::gdn_detail

@@ -1,0 +1,17 @@
+// The sampling kernel variants. A capability row names one; sampling/launch.hpp maps each to its kernel.
+#pragma once
+#include <cstdint>
+
+#include "dcukern/registry/features.hpp"
+
+namespace dcukern {
+
+enum class SamplingKernel : uint8_t {
+  block,      // one block per row, scalar loads: any valid call
+  block_vec,  // one block per row, 16-byte loads: aligned rows, V and stride multiples of 16 bytes
+};
+
+// Instruction features a kernel's code uses: none (portable HIP / CUDA only).
+constexpr FeatureSet sampling_kernel_isa(SamplingKernel) { return 0; }
+
+}  // namespace dcukern

@@ -1,0 +1,127 @@
+// Sampling from logits: parameters, validation and the tensor contract of a row.
+//
+// logits [B, V] (f32, bf16 or f16; rows contiguous, row_stride >= V) -> tokens [B] (i32 or i64), and an
+// optional validity flag per row. Per-row parameters are one value for the batch, or a device array [B]
+// that overrides it:
+//   temperature  T > 0 samples softmax(logits / T); T == 0 is greedy (argmax, lowest index on ties)
+//   top_k        0 (or >= V) is off; else keep the k largest logits
+//   top_p        1 is off; else keep the smallest prefix (largest first) with mass >= top_p
+//   min_p        0 is off; else keep tokens with probability >= min_p * (largest probability)
+// Order: the sort order is logit descending, index ascending on ties; top-k, then top-p (on the
+// renormalised top-k set), then min-p; the token is drawn from the renormalised set that remains.
+// A row holding a NaN, a row whose entries are all -inf, or a row whose device-array parameter is out of
+// range writes token kSamplingInvalidToken (0) and valid[row] = 0; every other row writes valid = 1.
+// +inf logits count as the largest finite float (mass shared equally among them).
+// Random numbers: Philox 4x32-10, key = seed, counter = (offset, row); (seed, offset) as host values or
+// device pointers. With advance_offset, the op adds 1 to *offset_ptr after the draw (on the stream), so
+// that a replayed graph draws new numbers.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "dcukern/core/status.hpp"
+#include "dcukern/core/tensor.hpp"
+
+namespace dcukern {
+
+constexpr int64_t kSamplingMaxVocab = int64_t(1) << 20;
+constexpr int64_t kSamplingMaxBatch = int64_t(1) << 20;
+constexpr int64_t kSamplingInvalidToken = 0;
+
+// One value for the whole batch, or (device != nullptr) a device array [B] that replaces it.
+template <class T>
+struct PerRow {
+  T value;
+  const T* device = nullptr;
+};
+
+struct SamplingParams {
+  ConstMatrix logits;                  // [B, V]
+  Vector tokens;                       // [B], i32 or i64
+  uint8_t* valid = nullptr;            // [B] or nullptr
+  PerRow<float> temperature{1.0f};
+  PerRow<int32_t> top_k{0};
+  PerRow<float> top_p{1.0f};
+  PerRow<float> min_p{0.0f};
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+  const uint64_t* seed_ptr = nullptr;  // device; overrides seed
+  uint64_t* offset_ptr = nullptr;      // device; overrides offset
+  bool advance_offset = false;         // *offset_ptr += 1 after the draw (needs offset_ptr)
+};
+
+// The facts of one call that contracts look at.
+struct SamplingCall {
+  DType dtype;
+  int64_t batch, vocab, row_stride;
+  int align;  // byte alignment of the logits base pointer
+};
+
+// Per-row parameter checks shared by host validation and (for device arrays) the kernel.
+struct SamplingRowRule {
+  static constexpr bool temperature_ok(float t) { return t >= 0.0f; }  // false for NaN
+  static constexpr bool top_k_ok(int32_t k) { return k >= 0; }
+  static constexpr bool top_p_ok(float p) { return p > 0.0f && p <= 1.0f; }
+  static constexpr bool min_p_ok(float p) { return p >= 0.0f && p <= 1.0f; }
+};
+
+inline Status validate_sampling(const SamplingParams& p, SamplingCall* call) {
+  const ConstMatrix& l = p.logits;
+  if (!l.data) return Status::invalid("sampling: null pointer for logits");
+  if (!p.tokens.data) return Status::invalid("sampling: null pointer for tokens");
+  if (l.dtype != DType::f32 && l.dtype != DType::bf16 && l.dtype != DType::f16)
+    return Status::unsupported(std::string("sampling: logits dtype ") + dtype_name(l.dtype) +
+                               " (supported: f32, bf16, f16)");
+  if (p.tokens.dtype != DType::i32 && p.tokens.dtype != DType::i64)
+    return Status::unsupported(std::string("sampling: tokens dtype ") + dtype_name(p.tokens.dtype) +
+                               " (supported: i32, i64)");
+  if (l.rows < 1 || l.rows > kSamplingMaxBatch)
+    return Status::invalid("sampling: batch B = " + std::to_string(l.rows) + " out of range 1.." +
+                           std::to_string(kSamplingMaxBatch));
+  if (l.cols < 1 || l.cols > kSamplingMaxVocab)
+    return Status::invalid("sampling: vocabulary V = " + std::to_string(l.cols) + " out of range 1.." +
+                           std::to_string(kSamplingMaxVocab));
+  if (l.row_stride < l.cols)
+    return Status::invalid("sampling: logits row stride " + std::to_string(l.row_stride) + " < V = " +
+                           std::to_string(l.cols));
+  if (p.tokens.size != l.rows)
+    return Status::invalid("sampling: tokens has " + std::to_string(p.tokens.size) + " elements, expected B = " +
+                           std::to_string(l.rows));
+  if (p.tokens.dtype == DType::i32 && l.cols > INT32_MAX)
+    return Status::invalid("sampling: i32 tokens cannot hold V");
+  using R = SamplingRowRule;
+  if (!p.temperature.device && !R::temperature_ok(p.temperature.value))
+    return Status::invalid("sampling: temperature " + std::to_string(p.temperature.value) + " (must be >= 0)");
+  if (!p.top_k.device && !R::top_k_ok(p.top_k.value))
+    return Status::invalid("sampling: top_k " + std::to_string(p.top_k.value) + " (must be >= 0)");
+  if (!p.top_p.device && !R::top_p_ok(p.top_p.value))
+    return Status::invalid("sampling: top_p " + std::to_string(p.top_p.value) + " (must be in (0, 1])");
+  if (!p.min_p.device && !R::min_p_ok(p.min_p.value))
+    return Status::invalid("sampling: min_p " + std::to_string(p.min_p.value) + " (must be in [0, 1])");
+  if (p.advance_offset && !p.offset_ptr)
+    return Status::invalid("sampling: advance_offset needs offset_ptr (a device counter)");
+  *call = SamplingCall{l.dtype, l.rows, l.cols, l.row_stride, address_alignment(l.data)};
+  return Status::success();
+}
+
+// The tensor contract of one sampling row. check() returns nullptr when the call is accepted.
+struct SamplingContract {
+  DTypeMask dtypes;
+  int align_bytes = 1;     // logits base address
+  int vector_bytes = 1;    // V and the row stride, in bytes, must be multiples of this
+  int64_t vocab_max = kSamplingMaxVocab;
+
+  constexpr const char* check(const SamplingCall& c) const {
+    if (!dtypes.has(c.dtype)) return "dtype not covered by this row";
+    if (c.vocab > vocab_max) return "V above this row's range";
+    if (c.align < align_bytes) return "logits are not aligned for this row's vector loads";
+    const int64_t elt = dtype_bytes(c.dtype);
+    if ((c.vocab * elt) % vector_bytes || (c.row_stride * elt) % vector_bytes)
+      return "V or the row stride is not a multiple of the row's vector width";
+    return nullptr;
+  }
+};
+
+}  // namespace dcukern
