@@ -109,17 +109,22 @@ TEST_CASE("explain names every rejected row with its reason") {
   Explanation why;
   CHECK(chosen(params(DType::f16, 1, 64, 4096), "gfx906", &why) == "gemv.rowwise.fdot2");
   REQUIRE(why.chosen != nullptr);
-  bool saw_dot2c = false, saw_mma = false;
+  bool saw_dot2c = false;
   for (const auto& r : why.rejected) {
     if (std::string(r.row_id) == "gemv.rowwise.dot2c") {
       saw_dot2c = true;
       CHECK(r.reason.find("dot2c_f32_f16") != std::string::npos);
       CHECK(r.reason.find("gfx906") != std::string::npos);
     }
-    if (std::string(r.row_id) == "gemv.mma") saw_mma = true;
   }
   CHECK(saw_dot2c);
-  CHECK(saw_mma);
+  CHECK(why.rejected.size() == 1);  // selection stops at the first row that accepts the call
+  Explanation sm90;
+  CHECK(chosen(params(DType::bf16, 4, 64, 4096), "sm_90", &sm90) == "gemv.mma");
+  bool saw_rowwise_n = false;
+  for (const auto& r : sm90.rejected)
+    saw_rowwise_n |= std::string(r.row_id) == "gemv.rowwise" && r.reason.find("N outside") != std::string::npos;
+  CHECK(saw_rowwise_n);
   CHECK(why.to_string().find("chose gemv.rowwise.fdot2") != std::string::npos);
   // An unverified feature is named as such.
   Explanation hygon;
