@@ -96,6 +96,20 @@ struct GemvContract {
     if (bias_rule < 0 && c.has_bias) return "row is tuned for calls without bias";
     return nullptr;
   }
+
+  // One line for capability reports: "f16,bf16 N=1..16 K%8 align16 M=5120 K=17408 no-bias".
+  std::string describe() const {
+    std::string s;
+    for (DType t : {DType::f16, DType::bf16})
+      if (dtypes.has(t)) s += (s.empty() ? "" : ",") + std::string(dtype_name(t));
+    s += n_min == n_max ? " N=" + std::to_string(n_min) : " N=" + std::to_string(n_min) + ".." + std::to_string(n_max);
+    if (k_multiple > 1) s += " K%" + std::to_string(k_multiple);
+    if (align_bytes > 1) s += " align" + std::to_string(align_bytes);
+    if (m_exact) s += " M=" + std::to_string(m_exact);
+    if (k_exact) s += " K=" + std::to_string(k_exact);
+    if (bias_rule) s += bias_rule > 0 ? " bias" : " no-bias";
+    return s;
+  }
 };
 
 }  // namespace dcukern

@@ -25,6 +25,15 @@ inline const char* runtime_error_string(runtime_error_t e) { return hipGetErrorS
 inline runtime_error_t runtime_get_device(int* d) { return hipGetDevice(d); }
 inline runtime_error_t runtime_device_count(int* n) { return hipGetDeviceCount(n); }
 inline runtime_error_t runtime_last_error() { return hipGetLastError(); }
+inline runtime_error_t runtime_malloc(void** p, size_t bytes) { return hipMalloc(p, bytes); }
+inline runtime_error_t runtime_free(void* p) { return hipFree(p); }
+inline runtime_error_t runtime_copy_to_device(void* d, const void* h, size_t bytes) {
+  return hipMemcpy(d, h, bytes, hipMemcpyHostToDevice);
+}
+inline runtime_error_t runtime_copy_to_host(void* h, const void* d, size_t bytes) {
+  return hipMemcpy(h, d, bytes, hipMemcpyDeviceToHost);
+}
+inline runtime_error_t runtime_synchronize() { return hipDeviceSynchronize(); }
 #else
 using stream_t = cudaStream_t;
 using runtime_error_t = cudaError_t;
@@ -33,6 +42,15 @@ inline const char* runtime_error_string(runtime_error_t e) { return cudaGetError
 inline runtime_error_t runtime_get_device(int* d) { return cudaGetDevice(d); }
 inline runtime_error_t runtime_device_count(int* n) { return cudaGetDeviceCount(n); }
 inline runtime_error_t runtime_last_error() { return cudaGetLastError(); }
+inline runtime_error_t runtime_malloc(void** p, size_t bytes) { return cudaMalloc(p, bytes); }
+inline runtime_error_t runtime_free(void* p) { return cudaFree(p); }
+inline runtime_error_t runtime_copy_to_device(void* d, const void* h, size_t bytes) {
+  return cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice);
+}
+inline runtime_error_t runtime_copy_to_host(void* h, const void* d, size_t bytes) {
+  return cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost);
+}
+inline runtime_error_t runtime_synchronize() { return cudaDeviceSynchronize(); }
 #endif
 
 inline Status runtime_status(runtime_error_t e, const char* what) {
