@@ -1,3 +1,4 @@
 // Umbrella header for device builds (hipcc / nvcc).
 #pragma once
 #include "dcukern/gemv.hpp"
+#include "dcukern/sampling.hpp"

@@ -23,6 +23,15 @@
 
 #include "dcukern/core/status.hpp"
 #include "dcukern/core/tensor.hpp"
+#include "dcukern/platform/detect.hpp"
+
+#ifndef DCUKERN_HD
+#if DCUKERN_PLATFORM_HOST
+#define DCUKERN_HD
+#else
+#define DCUKERN_HD __host__ __device__
+#endif
+#endif
 
 namespace dcukern {
 
@@ -61,10 +70,10 @@ struct SamplingCall {
 
 // Per-row parameter checks shared by host validation and (for device arrays) the kernel.
 struct SamplingRowRule {
-  static constexpr bool temperature_ok(float t) { return t >= 0.0f; }  // false for NaN
-  static constexpr bool top_k_ok(int32_t k) { return k >= 0; }
-  static constexpr bool top_p_ok(float p) { return p > 0.0f && p <= 1.0f; }
-  static constexpr bool min_p_ok(float p) { return p >= 0.0f && p <= 1.0f; }
+  DCUKERN_HD static constexpr bool temperature_ok(float t) { return t >= 0.0f; }  // false for NaN
+  DCUKERN_HD static constexpr bool top_k_ok(int32_t k) { return k >= 0; }
+  DCUKERN_HD static constexpr bool top_p_ok(float p) { return p > 0.0f && p <= 1.0f; }
+  DCUKERN_HD static constexpr bool min_p_ok(float p) { return p >= 0.0f && p <= 1.0f; }
 };
 
 inline Status validate_sampling(const SamplingParams& p, SamplingCall* call) {

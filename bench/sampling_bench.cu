@@ -1,0 +1,116 @@
+// Sampling benchmark on the issue's shapes: B in {1, 32, 128, 512}, V in {151936, 248320}, top-k + top-p
+// with k in {20, 50, 1000}, p in {0.8, 0.95}, fp32 and bf16 logits (normal, sd 2: LLM-like spread).
+// Logits rotate through > 4x L2 (HBM-cold); time from CUDA-graph replay. Counters: us per call, logits
+// bytes / time, that as % of the read bandwidth measured in this run, and time over one logits read
+// (reads = us * read bandwidth / logits bytes; the issue's bound: <= 3 at B >= 128, <= 5 at B = 32).
+#include <vector>
+
+#include "dcukern/sampling.hpp"
+#include "harness.hpp"
+
+using namespace dcukern;
+using namespace dcukern::bench;
+
+namespace {
+
+// Deterministic approximately-normal logits (sum of 4 uniforms, sd 2).
+__global__ void fill_logits(void* p, int64_t n, uint32_t seed, bool bf16) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float s = 0.0f;
+    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
+    for (int r = 0; r < 4; ++r) {
+      h ^= h >> 15;
+      h *= 2246822519u;
+      h ^= h >> 13;
+      h *= 3266489917u;
+      s += (h & 0xffffff) / float(1 << 24) - 0.5f;
+    }
+    const float x = s * 3.4641f;  // sd 2
+    if (bf16) static_cast<uint16_t*>(p)[i] = float_to_bf16(x);
+    else static_cast<float*>(p)[i] = x;
+  }
+}
+
+struct Buffers {
+  int copies;
+  int64_t b, v;
+  DType dt;
+  std::vector<void*> logits;
+  int32_t* tokens;
+  Buffers(DType dt_, int64_t b_, int64_t v_) : b(b_), v(v_), dt(dt_) {
+    copies = rotation_copies(bytes());
+    for (int c = 0; c < copies; ++c) {
+      void* p;
+      BENCH_RT(cudaMalloc(&p, bytes()));
+      fill_logits<<<2048, 256>>>(p, b * v, 77u + c, dt == DType::bf16);
+      logits.push_back(p);
+    }
+    BENCH_RT(cudaMalloc(&tokens, b * 4));
+    BENCH_RT(cudaDeviceSynchronize());
+  }
+  ~Buffers() {
+    for (void* p : logits) cudaFree(p);
+    cudaFree(tokens);
+  }
+  size_t bytes() const { return size_t(b) * v * dtype_bytes(dt); }
+  SamplingParams params(int c, int k, float p) const {
+    SamplingParams s;
+    s.logits = {logits[c], dt, b, v, v};
+    s.tokens = {tokens, DType::i32, b};
+    s.top_k.value = k;
+    s.top_p.value = p;
+    s.seed = 1;
+    s.offset = uint64_t(c);
+    return s;
+  }
+};
+
+void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k, float p) {
+  Buffers buf(dt, b, v);
+  Explanation why;
+  if (Status e = sample(buf.params(0, k, p), nullptr, SamplingOptions{nullptr, &why}); !e.ok()) {
+    st.SkipWithError(e.to_string().c_str());
+    return;
+  }
+  double us = 0;
+  for (auto _ : st)
+    us = graph_time_us(buf.copies, [&](cudaStream_t s, int c) {
+      if (Status e = sample(buf.params(c, k, p), s); !e.ok()) fail(e.to_string().c_str());
+    });
+  st.SetIterationTime(us * 1e-6);
+  const double gbs = double(buf.bytes()) / us / 1e3;
+  st.counters["us"] = us;
+  st.counters["GBps"] = gbs;
+  st.counters["read_bw_GBps"] = read_bandwidth_gbs();
+  st.counters["pct_read_bw"] = 100.0 * gbs / read_bandwidth_gbs();
+  st.counters["reads"] = read_bandwidth_gbs() / gbs;
+  st.SetLabel(why.chosen);
+}
+
+void register_all() {
+  for (DType dt : {DType::f32, DType::bf16})
+    for (int64_t v : {151936, 248320})
+      for (int64_t b : {1, 32, 128, 512})
+        for (int k : {20, 50, 1000})
+          for (float p : {0.8f, 0.95f}) {
+            const std::string name = std::string("sampling/") + dtype_name(dt) + "/V" + std::to_string(v) + "/B" +
+                                     std::to_string(b) + "/k" + std::to_string(k) + "/p" +
+                                     std::to_string(int(p * 100 + 0.5f));
+            benchmark::RegisterBenchmark(name.c_str(), bench_sampling, dt, b, v, k, p)
+                ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+          }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  std::printf("device: %s, %d SMs, L2 %zu MB, measured read bandwidth %.0f GB/s\n", device_info().name.c_str(),
+              device_info().sms, device_info().l2_bytes >> 20, read_bandwidth_gbs());
+  benchmark::AddCustomContext("device", device_info().name);
+  benchmark::AddCustomContext("read_bw_GBps", std::to_string(read_bandwidth_gbs()));
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

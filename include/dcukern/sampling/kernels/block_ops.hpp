@@ -1,0 +1,201 @@
+// Block-wide building blocks of the sampling kernel, over one row's shared memory: broadcast reductions,
+// the crossing search over a histogram (which bin holds the element where a running count or mass first
+// reaches a target), the candidate gather + bitonic sort (descending sort keys), and selection among the
+// sorted candidates. Every sum is integer or in a fixed order, so results do not depend on timing.
+#pragma once
+#include "dcukern/platform/block.hpp"
+#include "dcukern/sampling/kernels/common.hpp"
+
+namespace dcukern::sampling_detail {
+
+struct Crossing {
+  int bin;                    // bin holding the target element (-1: target above the total)
+  uint64_t before_count;      // elements in bins before it (in walk order)
+  uint64_t before_mass;       // their fixed-point mass
+  uint64_t total_count, total_mass;
+};
+
+struct Shared {
+  uint32_t bin_count[kBins];
+  uint64_t bin_mass[kBins];
+  uint64_t cand[kCap];
+  union {  // refinement digits (find_cut) and tile masses (draw_kept) are never live together
+    struct {
+      uint64_t digit_mass[kDigits];
+      uint32_t digit_count[kDigits];
+    };
+    float tile_sum[kMaxTiles];
+  };
+  union {
+    typename BlockReduce<uint64_t, kThreads>::storage_type r64;
+    typename BlockReduce<float, kThreads>::storage_type rf;
+    typename BlockScan<uint64_t, kThreads>::storage_type s64;
+    typename BlockScan<float, kThreads>::storage_type sf;
+  } tmp;
+  uint64_t b64[2];
+  float bf;
+  uint32_t n_cand;
+  Crossing crossing;
+};
+
+__device__ __forceinline__ uint64_t all_max(uint64_t v, Shared& s) {
+  const uint64_t r = BlockReduce<uint64_t, kThreads>::max(v, s.tmp.r64);
+  if (threadIdx.x == 0) s.b64[0] = r;
+  __syncthreads();
+  const uint64_t out = s.b64[0];
+  __syncthreads();
+  return out;
+}
+__device__ __forceinline__ uint64_t all_sum(uint64_t v, Shared& s) {
+  const uint64_t r = BlockReduce<uint64_t, kThreads>::sum(v, s.tmp.r64);
+  if (threadIdx.x == 0) s.b64[0] = r;
+  __syncthreads();
+  const uint64_t out = s.b64[0];
+  __syncthreads();
+  return out;
+}
+__device__ __forceinline__ float all_sum(float v, Shared& s) {
+  const float r = BlockReduce<float, kThreads>::sum(v, s.tmp.rf);
+  if (threadIdx.x == 0) s.bf = r;
+  __syncthreads();
+  const float out = s.bf;
+  __syncthreads();
+  return out;
+}
+// Smallest value over the block (values < 2^63).
+__device__ __forceinline__ uint64_t all_min(uint64_t v, Shared& s) { return ~all_max(~v, s); }
+__device__ __forceinline__ uint64_t exclusive_sum(uint64_t v, uint64_t& total, Shared& s) {
+  const uint64_t r = BlockScan<uint64_t, kThreads>::exclusive_sum(v, total, s.tmp.s64);
+  __syncthreads();
+  return r;
+}
+__device__ __forceinline__ float exclusive_sum(float v, float& total, Shared& s) {
+  const float r = BlockScan<float, kThreads>::exclusive_sum(v, total, s.tmp.sf);
+  __syncthreads();
+  return r;
+}
+
+// Walk `nb` bins in order o = 0.. (bin o, or nb-1-o when `reversed`) and find where the running count
+// (or mass) first reaches `target` (>= 1).
+__device__ inline Crossing find_crossing(const uint32_t* count, const uint64_t* mass, int nb, bool reversed,
+                                         bool by_mass, uint64_t target, Shared& s) {
+  const int per = (nb + kThreads - 1) / kThreads;
+  const int first = threadIdx.x * per;
+  uint64_t c = 0, m = 0;
+  for (int o = first; o < first + per && o < nb; ++o) {
+    const int b = reversed ? nb - 1 - o : o;
+    c += count[b];
+    m += mass[b];
+  }
+  if (threadIdx.x == 0) s.crossing = Crossing{-1, 0, 0, 0, 0};
+  uint64_t total_c, total_m;
+  uint64_t bc = exclusive_sum(c, total_c, s);
+  uint64_t bm = exclusive_sum(m, total_m, s);
+  for (int o = first; o < first + per && o < nb; ++o) {
+    const int b = reversed ? nb - 1 - o : o;
+    const uint64_t before = by_mass ? bm : bc;
+    const uint64_t here = by_mass ? mass[b] : count[b];
+    if (before < target && target <= before + here) s.crossing = Crossing{b, bc, bm, 0, 0};
+    bc += count[b];
+    bm += mass[b];
+  }
+  __syncthreads();
+  Crossing out = s.crossing;
+  __syncthreads();
+  out.total_count = total_c;
+  out.total_mass = total_m;
+  return out;
+}
+
+// Bitonic sort of s.cand[0, n) into descending order (padding with 0, below every real key).
+__device__ inline void sort_candidates(int n, Shared& s) {
+  int np = 1;
+  while (np < n) np <<= 1;
+  for (int i = n + threadIdx.x; i < np; i += kThreads) s.cand[i] = 0;
+  __syncthreads();
+  for (int k = 2; k <= np; k <<= 1) {
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      for (int i = threadIdx.x; i < np; i += kThreads) {
+        const int l = i ^ j;
+        if (l > i) {
+          const uint64_t a = s.cand[i], b = s.cand[l];
+          const bool descending = (i & k) == 0;
+          if (descending ? a < b : a > b) {
+            s.cand[i] = b;
+            s.cand[l] = a;
+          }
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+// Gather the elements `keep(t, bin, key)` accepts into s.cand and sort them; returns their number.
+template <class Loader, class Keep>
+__device__ inline int gather_candidates(const Loader& L, const RowScale& sc, Keep keep, Shared& s) {
+  if (threadIdx.x == 0) s.n_cand = 0;
+  __syncthreads();
+  for (int64_t base = 0; base < L.vocab; base += kTile) {
+    float x[kItems];
+    L.load(base, x);
+#pragma unroll
+    for (int u = 0; u < kItems; ++u) {
+      const int64_t i = L.index(base, u);
+      if (i >= L.vocab) continue;
+      const float xv = finite_logit(x[u]);
+      const float t = sc.t(xv);
+      const uint64_t key = sort_key(xv, i);
+      if (keep(t, bin_of(t), key)) {
+        const uint32_t slot = atomicAdd(&s.n_cand, 1u);
+        if (slot < kCap) s.cand[slot] = key;
+      }
+    }
+  }
+  __syncthreads();
+  const int n = s.n_cand < kCap ? int(s.n_cand) : kCap;
+  __syncthreads();
+  sort_candidates(n, s);
+  return n;
+}
+
+struct Selected {
+  int j;                  // position among the sorted candidates
+  uint64_t mass_through;  // fixed mass of candidates [0, j]
+};
+
+// Among the first n sorted candidates, the first position where the running count (j + 1) or running
+// fixed mass reaches `target`; n - 1 if it never does.
+__device__ inline Selected select_candidate(int n, bool by_mass, uint64_t target, const RowScale& sc, Shared& s) {
+  uint64_t fm[kCapItems];
+  uint64_t mine = 0;
+  const int first = threadIdx.x * kCapItems;
+#pragma unroll
+  for (int q = 0; q < kCapItems; ++q) {
+    const int j = first + q;
+    fm[q] = j < n ? fixed_mass(sc.t(key_logit(s.cand[j]))) : 0;
+    mine += fm[q];
+  }
+  uint64_t total;
+  uint64_t run = exclusive_sum(mine, total, s);
+  uint64_t pos = uint64_t(n > 0 ? n - 1 : 0);
+#pragma unroll
+  for (int q = 0; q < kCapItems; ++q) {
+    const int j = first + q;
+    run += fm[q];
+    if (j < n && (by_mass ? run >= target : uint64_t(j) + 1 >= target)) pos = pos < uint64_t(j) ? pos : uint64_t(j);
+  }
+  const int j = int(all_min(pos, s));
+  // Mass through j: the owner of j recomputes its running sum.
+  if (threadIdx.x == j / kCapItems) {
+    uint64_t r = run - mine;  // back to this thread's exclusive prefix
+    for (int q = 0; q <= j - first; ++q) r += fm[q];
+    s.b64[1] = r;
+  }
+  __syncthreads();
+  const Selected out{j, s.b64[1]};
+  __syncthreads();
+  return out;
+}
+
+}  // namespace dcukern::sampling_detail

@@ -1,0 +1,427 @@
+// Sampling device tests against the host reference (ref/sampling.hpp):
+//  - exactness: ~1M draws per case (1024 identical rows = 1024 independent Philox streams, x 1024
+//    offsets); Pearson chi-square over the kept set (expected counts >= 5 per merged bin) must stay
+//    under the 1 - 1e-6 quantile (Wilson-Hilferty), so with ~30 such tests the suite's false-failure
+//    rate is below 1e-4; and no draw may fall outside the kept set (a hard check).
+//  - small V (32, 257, 1000) under every filter combination; V = 151936 concentrated and flat.
+//  - greedy = argmax (lowest index on ties); invalid rows; k > V; V of odd sizes up to 262144, B = 1024;
+//    per-row device parameters; same seed -> same bits; offsets -> independent streams; graph replay
+//    advances the device offset; a rejected call writes nothing.
+// DCUKERN_TEST_QUICK=1 (compute-sanitizer runs): few draws, only the hard checks.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dcukern/ref/sampling.hpp"
+#include "dcukern/sampling.hpp"
+#include "support.hpp"
+
+using namespace dcukern;
+using dcukern::test::DeviceBuffer;
+
+namespace {
+
+bool quick_mode() { return std::getenv("DCUKERN_TEST_QUICK") != nullptr; }
+constexpr double kZ = 4.753;  // one-sided normal quantile of 1e-6
+
+// B copies of one row of logits (rounded to dt), on the device, with a padded stride.
+struct Batch {
+  DType dt;
+  int64_t b, v, ld;
+  std::vector<float> row;  // the values as the device sees them
+  DeviceBuffer<uint8_t> d;
+  Batch(DType dt_, const std::vector<float>& values, int64_t b_, int64_t pad = 0)
+      : dt(dt_), b(b_), v(int64_t(values.size())), ld(int64_t(values.size()) + pad) {
+    const int eb = dtype_bytes(dt);
+    std::vector<uint8_t> host(size_t(b * ld * eb), 0);
+    row.resize(v);
+    for (int64_t i = 0; i < v; ++i) {
+      if (dt == DType::f32) {
+        row[i] = values[i];
+      } else {
+        const uint16_t h = ref::from_float(dt, values[i]);
+        row[i] = std::isnan(values[i]) ? values[i] : ref::to_float(dt, h);
+      }
+    }
+    for (int64_t r = 0; r < b; ++r)
+      for (int64_t i = 0; i < v; ++i) {
+        uint8_t* dst = host.data() + (r * ld + i) * eb;
+        if (dt == DType::f32) std::memcpy(dst, &row[i], 4);
+        else {
+          const uint16_t h = ref::from_float(dt, values[i]);
+          std::memcpy(dst, &h, 2);
+        }
+      }
+    d = DeviceBuffer<uint8_t>(host.size());
+    d.upload(host);
+  }
+  // Set one element of one row (for per-row edge cases).
+  void set(int64_t r, int64_t i, float value) {
+    const int eb = dtype_bytes(dt);
+    uint8_t bytes[4];
+    if (dt == DType::f32) std::memcpy(bytes, &value, 4);
+    else {
+      const uint16_t h = ref::from_float(dt, value);
+      std::memcpy(bytes, &h, 2);
+    }
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(Memcpy)(d.get() + (r * ld + i) * eb, bytes, eb, DCUKERN_RT(MemcpyHostToDevice)));
+  }
+  ConstMatrix matrix() const { return {d.get(), dt, b, v, ld}; }
+};
+
+SamplingParams make_params(const Batch& lb, int32_t* tokens, const ref::SamplingRowParams& rp) {
+  SamplingParams p;
+  p.logits = lb.matrix();
+  p.tokens = {tokens, DType::i32, lb.b};
+  p.temperature.value = float(rp.temperature);
+  p.top_k.value = int32_t(rp.top_k);
+  p.top_p.value = float(rp.top_p);
+  p.min_p.value = float(rp.min_p);
+  p.seed = 0x5eed;
+  return p;
+}
+
+// Token counts over `calls` calls (offset = call number) of the whole batch.
+std::vector<int64_t> draw_counts(const Batch& lb, const ref::SamplingRowParams& rp, int calls, const char* row,
+                                 int64_t* draws) {
+  DeviceBuffer<int32_t> tok(size_t(lb.b) * calls);
+  for (int c = 0; c < calls; ++c) {
+    SamplingParams p = make_params(lb, tok.get() + size_t(c) * lb.b, rp);
+    p.offset = uint64_t(c);
+    const Status s = sample(p, nullptr, SamplingOptions{row});
+    INFO(s.to_string());
+    REQUIRE(s.ok());
+  }
+  test::device_synchronize();
+  const auto t = tok.download();
+  std::vector<int64_t> counts(lb.v, 0);
+  int64_t bad = 0;
+  for (int32_t x : t) {
+    if (x < 0 || x >= lb.v) ++bad;
+    else ++counts[x];
+  }
+  CHECK(bad == 0);
+  *draws = int64_t(t.size());
+  return counts;
+}
+
+std::string describe(const ref::SamplingRowParams& rp) {
+  return "T=" + std::to_string(rp.temperature) + " k=" + std::to_string(rp.top_k) + " p=" + std::to_string(rp.top_p) +
+         " min_p=" + std::to_string(rp.min_p);
+}
+
+// Draws match the reference distribution (chi-square) and stay inside the kept set.
+void check_distribution(const Batch& lb, const ref::SamplingRowParams& rp, const char* row = nullptr) {
+  const auto d = ref::filtered_distribution(lb.row, rp);
+  REQUIRE(d.valid);
+  const int calls = quick_mode() ? 2 : int(1024 * 1024 / lb.b);
+  int64_t draws = 0;
+  const auto counts = draw_counts(lb, rp, calls, row, &draws);
+  const auto c = ref::chi_square(d, counts, draws);
+  INFO(dtype_name(lb.dt) << " V=" << lb.v << " " << describe(rp) << " row=" << (row ? row : "auto") << " kept="
+                         << d.tokens.size() << " chi2=" << c.statistic << " dof=" << c.dof
+                         << " bound=" << ref::chi_square_bound(c.dof, kZ));
+  CHECK(c.outside == 0);
+  if (!quick_mode()) CHECK(c.statistic < ref::chi_square_bound(c.dof, kZ));
+}
+
+// Logits with no filter knife-edge for rp (regenerated from the next seed if one is too close).
+std::vector<float> logits_for(DType dt, int64_t v, double scale, const ref::SamplingRowParams& rp, uint64_t seed) {
+  for (;; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> nd(0.0f, float(scale));
+    std::vector<float> l(v);
+    for (auto& x : l) x = dt == DType::f32 ? nd(rng) : ref::to_float(dt, ref::from_float(dt, nd(rng)));
+    const auto d = ref::filtered_distribution(l, rp);
+    if (d.top_p_margin > 1e-4 && d.min_p_margin > 1e-3) return l;
+  }
+}
+
+std::vector<ref::SamplingRowParams> filter_combinations(int64_t v) {
+  auto rp = [](double t, int64_t k, double p, double mp) {
+    ref::SamplingRowParams r;
+    r.temperature = t;
+    r.top_k = k;
+    r.top_p = p;
+    r.min_p = mp;
+    return r;
+  };
+  return {rp(1.0, 0, 1.0, 0.0),  rp(0.7, 10, 1.0, 0.0), rp(1.3, 0, 0.9, 0.0),   rp(1.0, 0, 1.0, 0.05),
+          rp(0.8, 50, 0.8, 0.0), rp(1.0, 20, 0.95, 0.02), rp(1.0, v + 5, 0.7, 0.0), rp(1.0, 5, 1.0, 0.1)};
+}
+
+}  // namespace
+
+TEST_CASE("small vocabularies: draws follow the exact filtered distribution under every filter combination") {
+  struct Case {
+    DType dt;
+    int64_t v;
+  };
+  const Case cases[] = {{DType::f32, 32}, {DType::bf16, 257}, {DType::f16, 1000}, {DType::f32, 1000}};
+  int n = 0;
+  for (const Case& cs : cases)
+    for (const auto& rp : filter_combinations(cs.v)) {
+      if (quick_mode() && n % 3) {
+        ++n;
+        continue;
+      }
+      const Batch lb(cs.dt, logits_for(cs.dt, cs.v, 2.0, rp, 100 + n), quick_mode() ? 64 : 1024);
+      check_distribution(lb, rp);
+      ++n;
+    }
+  // The generic row on a vector-capable shape agrees in distribution too.
+  ref::SamplingRowParams rp;
+  rp.top_k = 50;
+  rp.top_p = 0.9;
+  const Batch lb(DType::f32, logits_for(DType::f32, 1000, 2.0, rp, 7), quick_mode() ? 64 : 1024);
+  check_distribution(lb, rp, "sampling.block");
+}
+
+TEST_CASE("V = 151936: concentrated and flat distributions") {
+  const int64_t v = 151936;
+  const int64_t b = quick_mode() ? 8 : 1024;
+  std::mt19937_64 rng(42);
+  // Concentrated: a few dominant tokens above a wide normal background.
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  std::vector<float> conc(v);
+  for (auto& x : conc) x = nd(rng);
+  for (int i = 0; i < 12; ++i) conc[(i * 12347 + 11) % v] = 14.0f - 0.5f * i;
+  // Flat: uniform in [-0.5, 0.5) (kept sets of ~10^5 tokens).
+  std::uniform_real_distribution<float> ud(-0.5f, 0.5f);
+  std::vector<float> flat(v);
+  for (auto& x : flat) x = ud(rng);
+  auto rp = [](int64_t k, double p, double mp) {
+    ref::SamplingRowParams r;
+    r.top_k = k;
+    r.top_p = p;
+    r.min_p = mp;
+    return r;
+  };
+  const Batch c32(DType::f32, conc, b);
+  for (const auto& r : {rp(0, 1.0, 0.0), rp(50, 0.9, 0.0), rp(0, 0.95, 0.0), rp(1000, 0.95, 0.01)}) {
+    const auto d = ref::filtered_distribution(c32.row, r);
+    if (d.top_p_margin < 1e-4 || d.min_p_margin < 1e-3) FAIL("knife-edge test data: " << describe(r));
+    check_distribution(c32, r);
+  }
+  const Batch f16(DType::bf16, flat, b);
+  for (const auto& r : {rp(0, 0.95, 0.0), rp(1000, 0.8, 0.0), rp(0, 1.0, 0.9)}) {
+    const auto d = ref::filtered_distribution(f16.row, r);
+    if (d.top_p_margin < 1e-4 || d.min_p_margin < 1e-3) FAIL("knife-edge test data: " << describe(r));
+    check_distribution(f16, r);
+  }
+}
+
+TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid rows are flagged") {
+  const int64_t v = 5000, b = 8;
+  std::vector<float> l(v);
+  for (int64_t i = 0; i < v; ++i) l[i] = float(i % 97) * 0.01f;  // maximum 0.96 at 96, 193, ...
+  for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
+    Batch lb(dt, l, b, 3);
+    const float inf = std::numeric_limits<float>::infinity();
+    lb.set(1, 4000, std::nanf(""));                      // row 1: NaN -> invalid
+    for (int64_t i = 0; i < v; ++i) lb.set(2, i, -inf);  // row 2: all -inf -> invalid
+    lb.set(3, 4321, inf);                                // row 3: +inf wins
+    DeviceBuffer<int32_t> tok(b);
+    DeviceBuffer<uint8_t> valid(b);
+    for (int mode = 0; mode < 2; ++mode) {
+      ref::SamplingRowParams rp;
+      rp.temperature = mode == 0 ? 0.0 : 1.0;
+      rp.top_k = mode == 0 ? 0 : 1;
+      SamplingParams p = make_params(lb, tok.get(), rp);
+      p.valid = valid.get();
+      tok.fill_bytes(0x7f);
+      REQUIRE(sample(p, nullptr).ok());
+      test::device_synchronize();
+      const auto t = tok.download();
+      const auto ok = valid.download();
+      INFO(dtype_name(dt) << " mode " << mode);
+      int64_t want = 0;
+      for (int64_t i = 0; i < v; ++i)
+        if (lb.row[i] > lb.row[want]) want = i;
+      CHECK(t[0] == want);
+      CHECK(ok[0] == 1);
+      CHECK(t[1] == kSamplingInvalidToken);
+      CHECK(ok[1] == 0);
+      CHECK(t[2] == kSamplingInvalidToken);
+      CHECK(ok[2] == 0);
+      CHECK(t[3] == 4321);
+      CHECK(ok[3] == 1);
+    }
+  }
+}
+
+TEST_CASE("k > V, odd V up to 262144, B = 1024, -inf entries, per-row device parameters") {
+  const std::vector<int64_t> vs = quick_mode() ? std::vector<int64_t>{1, 2, 7, 4099}
+                                               : std::vector<int64_t>{1, 2, 7, 4099, 65537, 262144};
+  for (int64_t v : vs) {
+    const int64_t b = quick_mode() ? 16 : (v >= 65537 ? 1024 : 256);
+    std::mt19937_64 rng(v);
+    std::normal_distribution<float> nd(0.0f, 3.0f);
+    std::vector<float> l(v);
+    for (auto& x : l) x = nd(rng);
+    for (int64_t i = 1; i < v; i += 3) l[i] = -std::numeric_limits<float>::infinity();
+    const Batch lb(DType::f32, l, b, v % 2);
+    // Per-row parameters: k cycles through {0, 1, 3, V + 3, 40}, p through {1, 0.9, 0.5}, T {0.5, 1, 2}.
+    std::vector<int32_t> ks(b);
+    std::vector<float> ps(b), ts(b), mps(b);
+    for (int64_t r = 0; r < b; ++r) {
+      const int32_t kk[] = {0, 1, 3, int32_t(v + 3), 40};
+      ks[r] = kk[r % 5];
+      ps[r] = r % 3 == 0 ? 1.0f : r % 3 == 1 ? 0.9f : 0.5f;
+      ts[r] = r % 4 == 0 ? 0.5f : r % 4 == 1 ? 1.0f : 2.0f;
+      mps[r] = r % 7 == 0 ? 0.1f : 0.0f;
+    }
+    DeviceBuffer<int32_t> dk(b), tok(b);
+    DeviceBuffer<float> dp(b), dt(b), dmp(b);
+    DeviceBuffer<uint8_t> valid(b);
+    dk.upload(ks);
+    dp.upload(ps);
+    dt.upload(ts);
+    dmp.upload(mps);
+    SamplingParams p = make_params(lb, tok.get(), ref::SamplingRowParams{});
+    p.top_k.device = dk.get();
+    p.top_p.device = dp.get();
+    p.temperature.device = dt.get();
+    p.min_p.device = dmp.get();
+    p.valid = valid.get();
+    int64_t outside = 0, invalid = 0;
+    std::vector<ref::FilteredDistribution> refs(420);
+    for (int call = 0; call < (quick_mode() ? 1 : 4); ++call) {
+      p.offset = call;
+      REQUIRE(sample(p, nullptr).ok());
+      test::device_synchronize();
+      const auto t = tok.download();
+      const auto ok = valid.download();
+      for (int64_t r = 0; r < b; ++r) {
+        ref::SamplingRowParams rp;
+        rp.top_k = ks[r];
+        rp.top_p = ps[r];
+        rp.temperature = ts[r];
+        rp.min_p = mps[r];
+        // Parameters repeat with period 420: one reference per distinct combination.
+        auto& d = refs[r % 420];
+        if (d.tokens.empty()) d = ref::filtered_distribution(lb.row, rp);
+        if (d.prob_of(t[r]) == 0.0 && d.top_p_margin > 1e-5) ++outside;
+        if (ok[r] != 1) ++invalid;
+      }
+    }
+    INFO("V=" << v);
+    CHECK(outside == 0);
+    CHECK(invalid == 0);
+  }
+}
+
+TEST_CASE("same seed and offset give the same bits; other offsets give independent streams") {
+  const int64_t v = 1000, b = 1024;
+  ref::SamplingRowParams rp;
+  rp.top_k = 500;
+  rp.top_p = 0.99;
+  std::vector<float> l(v, 0.0f);
+  l[0] = 0.001f;  // nearly uniform
+  const Batch lb(DType::f32, l, b);
+  DeviceBuffer<int32_t> a(b), c(b);
+  auto run = [&](DeviceBuffer<int32_t>& out, uint64_t offset, const char* row) {
+    SamplingParams p = make_params(lb, out.get(), rp);
+    p.offset = offset;
+    REQUIRE(sample(p, nullptr, SamplingOptions{row}).ok());
+    test::device_synchronize();
+    return out.download();
+  };
+  for (const char* row : {"sampling.block", "sampling.block.vec"}) {
+    const auto t0 = run(a, 9, row);
+    CHECK(run(c, 9, row) == t0);
+    const auto t1 = run(c, 10, row);
+    int same = 0;
+    for (int64_t r = 0; r < b; ++r) same += t0[r] == t1[r];
+    CHECK(same < 20);  // expected ~1 (probability 1/500 per row)
+    // Rows are streams too: row r and row r + 1 of one call are unrelated.
+    int adjacent = 0;
+    for (int64_t r = 0; r + 1 < b; ++r) adjacent += t0[r] == t0[r + 1];
+    CHECK(adjacent < 20);
+  }
+}
+
+TEST_CASE("graph capture and replay advance the device offset and match eager calls") {
+  const int64_t v = 4099, b = 64;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> l(v);
+  for (auto& x : l) x = nd(rng);
+  const Batch lb(DType::bf16, l, b);
+  ref::SamplingRowParams rp;
+  rp.top_k = 100;
+  rp.top_p = 0.9;
+  DeviceBuffer<int32_t> tok(b), eager(b);
+  DeviceBuffer<uint64_t> seed(1), offset(1);
+  seed.upload({1234});
+  offset.upload({77});
+  SamplingParams p = make_params(lb, tok.get(), rp);
+  p.seed_ptr = seed.get();
+  p.offset_ptr = offset.get();
+  p.advance_offset = true;
+
+  DCUKERN_RT(Stream_t) stream;
+  DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamCreate)(&stream));
+  DCUKERN_RT(Graph_t) graph;
+  DCUKERN_RT(GraphExec_t) exec;
+  DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamBeginCapture)(stream, DCUKERN_RT(StreamCaptureModeGlobal)));
+  const Status captured = sample(p, stream);
+  DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamEndCapture)(stream, &graph));
+  REQUIRE(captured.ok());
+  DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphInstantiate)(&exec, graph, nullptr, nullptr, 0));
+  std::vector<std::vector<int32_t>> replays;
+  for (int rep = 0; rep < 3; ++rep) {
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphLaunch)(exec, stream));
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamSynchronize)(stream));
+    replays.push_back(tok.download());
+  }
+  CHECK(offset.download()[0] == 80);
+  CHECK(replays[0] != replays[1]);
+  for (int rep = 0; rep < 3; ++rep) {  // replay r used offset 77 + r, seed 1234
+    SamplingParams q = make_params(lb, eager.get(), rp);
+    q.seed = 1234;
+    q.offset = 77 + rep;
+    REQUIRE(sample(q, nullptr).ok());
+    test::device_synchronize();
+    CHECK(eager.download() == replays[rep]);
+  }
+  (void)DCUKERN_RT(GraphExecDestroy)(exec);
+  (void)DCUKERN_RT(GraphDestroy)(graph);
+  (void)DCUKERN_RT(StreamDestroy)(stream);
+}
+
+TEST_CASE("a rejected call writes nothing") {
+  const Batch lb(DType::f32, std::vector<float>(64, 0.0f), 4);
+  DeviceBuffer<int32_t> tok(4);
+  DeviceBuffer<uint64_t> offset(1);
+  offset.upload({5});
+  std::vector<SamplingParams> bad;
+  ref::SamplingRowParams rp;
+  SamplingParams p = make_params(lb, tok.get(), rp);
+  p.top_p.value = 0.0f;
+  bad.push_back(p);
+  p = make_params(lb, tok.get(), rp);
+  p.tokens.size = 3;
+  bad.push_back(p);
+  p = make_params(lb, tok.get(), rp);
+  p.temperature.value = -1.0f;
+  p.offset_ptr = offset.get();
+  p.advance_offset = true;
+  bad.push_back(p);
+  for (const SamplingParams& q : bad) {
+    tok.fill_bytes(0xFF);
+    CHECK(sample(q, nullptr).code() == StatusCode::invalid_argument);
+    test::device_synchronize();
+    const auto t = tok.download();
+    CHECK(std::all_of(t.begin(), t.end(), [](int32_t x) { return x == -1; }));
+  }
+  CHECK(offset.download()[0] == 5);
+  p = make_params(lb, tok.get(), rp);
+  p.logits.data = static_cast<const char*>(p.logits.data) + 4;
+  p.logits.cols = 63;
+  CHECK(sample(p, nullptr, SamplingOptions{"sampling.block.vec"}).code() == StatusCode::unsupported);
+}

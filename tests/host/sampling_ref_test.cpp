@@ -1,0 +1,172 @@
+// The host reference of sampling (the specification): filter order, ties, greedy, invalid rows; the
+// chi-square helpers; and argument validation / row selection of the op.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "dcukern/ref/sampling.hpp"
+#include "dcukern/registry/resolve.hpp"
+#include "dcukern/sampling/select.hpp"
+
+using namespace dcukern;
+
+namespace {
+ref::SamplingRowParams params(double t, int64_t k = 0, double p = 1.0, double mp = 0.0) {
+  ref::SamplingRowParams r;
+  r.temperature = t;
+  r.top_k = k;
+  r.top_p = p;
+  r.min_p = mp;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("reference: plain softmax with temperature") {
+  const std::vector<float> l = {0.0f, std::log(2.0f), std::log(4.0f)};
+  auto d = ref::filtered_distribution(l, params(1.0));
+  REQUIRE(d.valid);
+  CHECK(d.tokens == std::vector<int64_t>{2, 1, 0});
+  CHECK(d.probs[0] == doctest::Approx(4.0 / 7));
+  CHECK(d.prob_of(0) == doctest::Approx(1.0 / 7));
+  d = ref::filtered_distribution(l, params(0.5));  // weights 1, 4, 16
+  CHECK(d.prob_of(2) == doctest::Approx(16.0 / 21));
+}
+
+TEST_CASE("reference: top-k keeps the k largest, lowest index first on ties; k > V is off") {
+  const std::vector<float> l = {1, 3, 3, 2, 3};
+  auto d = ref::filtered_distribution(l, params(1.0, 2));
+  CHECK(d.tokens == std::vector<int64_t>{1, 2});
+  d = ref::filtered_distribution(l, params(1.0, 1));  // top-k = 1 is the argmax with the lowest index
+  CHECK(d.tokens == std::vector<int64_t>{1});
+  d = ref::filtered_distribution(l, params(0.0));  // greedy
+  CHECK(d.tokens == std::vector<int64_t>{1});
+  d = ref::filtered_distribution(l, params(1.0, 100));
+  CHECK(d.tokens.size() == 5);
+}
+
+TEST_CASE("reference: top-p applies to the renormalised top-k set, then min-p") {
+  // weights (T = 1): 8, 4, 2, 1, 1 (logits log2 scaled)
+  const std::vector<float> l = {float(std::log(8.0)), float(std::log(4.0)), float(std::log(2.0)), 0.0f, 0.0f};
+  // top-p 0.8 alone: total 16, need 12.8: 8+4 = 12 < 12.8, +2 = 14 -> 3 tokens.
+  auto d = ref::filtered_distribution(l, params(1.0, 0, 0.8));
+  CHECK(d.tokens.size() == 3);
+  // top-k 2 then top-p 0.6: top-k mass 12, need 7.2: token 0 (8) suffices -> 1 token.
+  d = ref::filtered_distribution(l, params(1.0, 2, 0.6));
+  CHECK(d.tokens.size() == 1);
+  // top-k 3 then top-p 0.9: mass 14, need 12.6: 8+4+2 -> 3 tokens; min-p 0.3 (p >= 2.4) -> 2 tokens.
+  d = ref::filtered_distribution(l, params(1.0, 3, 0.9));
+  CHECK(d.tokens.size() == 3);
+  d = ref::filtered_distribution(l, params(1.0, 3, 0.9, 0.3));
+  CHECK(d.tokens.size() == 2);
+  CHECK(d.probs[0] == doctest::Approx(8.0 / 12));
+}
+
+TEST_CASE("reference: -inf entries are never kept with mass; NaN or all -inf rows are invalid") {
+  const float inf = std::numeric_limits<float>::infinity();
+  auto d = ref::filtered_distribution({-inf, 0.0f, -inf}, params(1.0));
+  REQUIRE(d.valid);
+  CHECK(d.prob_of(1) == doctest::Approx(1.0));
+  CHECK(d.prob_of(0) == 0.0);
+  CHECK_FALSE(ref::filtered_distribution({-inf, -inf}, params(1.0)).valid);
+  CHECK_FALSE(ref::filtered_distribution({0.0f, std::nanf("")}, params(1.0)).valid);
+  d = ref::filtered_distribution({inf, 0.0f, inf}, params(1.0));  // +inf: largest finite, shared
+  CHECK(d.prob_of(0) == doctest::Approx(0.5));
+  CHECK(d.prob_of(2) == doctest::Approx(0.5));
+}
+
+TEST_CASE("chi-square helpers: a perfect sample passes, a biased one fails") {
+  const std::vector<float> l = {0.0f, 0.5f, 1.0f, 1.5f};
+  const auto d = ref::filtered_distribution(l, params(1.0));
+  std::vector<int64_t> counts(4, 0);
+  const int64_t n = 1000000;
+  for (size_t j = 0; j < d.tokens.size(); ++j) counts[d.tokens[j]] = int64_t(std::llround(d.probs[j] * n));
+  auto c = ref::chi_square(d, counts, n);
+  CHECK(c.statistic < ref::chi_square_bound(c.dof, 4.753));
+  counts[0] += 3000;
+  counts[3] -= 3000;
+  c = ref::chi_square(d, counts, n);
+  CHECK(c.statistic > ref::chi_square_bound(c.dof, 4.753));
+  // chi2(10): the 1 - 1e-6 quantile is 46.9 (closed form for even dof); Wilson-Hilferty is within 3%.
+  CHECK(ref::chi_square_bound(10, 4.753) == doctest::Approx(46.9).epsilon(0.03));
+}
+
+namespace {
+alignas(256) float logits[4 * 1024];
+alignas(256) int32_t tokens[4];
+SamplingParams valid_params(int64_t b = 4, int64_t v = 1024) {
+  SamplingParams p;
+  p.logits = {logits, DType::f32, b, v, v};
+  p.tokens = {tokens, DType::i32, b};
+  return p;
+}
+void expect(const SamplingParams& p, StatusCode code, const char* fragment) {
+  SamplingCall c;
+  const Status s = validate_sampling(p, &c);
+  INFO(s.to_string());
+  CHECK(s.code() == code);
+  CHECK(s.message().find(fragment) != std::string::npos);
+}
+}  // namespace
+
+TEST_CASE("sampling validation: every invalid input gets a readable error") {
+  SamplingCall c;
+  CHECK(validate_sampling(valid_params(), &c).ok());
+  SamplingParams p = valid_params();
+  p.logits.data = nullptr;
+  expect(p, StatusCode::invalid_argument, "null pointer for logits");
+  p = valid_params(); p.tokens.data = nullptr;
+  expect(p, StatusCode::invalid_argument, "null pointer for tokens");
+  p = valid_params(); p.logits.dtype = DType::i32;
+  expect(p, StatusCode::unsupported, "logits dtype i32");
+  p = valid_params(); p.tokens.dtype = DType::f32;
+  expect(p, StatusCode::unsupported, "tokens dtype f32");
+  p = valid_params(); p.logits.rows = 0;
+  expect(p, StatusCode::invalid_argument, "batch B = 0");
+  p = valid_params(); p.logits.cols = 0;
+  expect(p, StatusCode::invalid_argument, "vocabulary V = 0");
+  p = valid_params(); p.logits.cols = kSamplingMaxVocab + 1; p.logits.row_stride = p.logits.cols;
+  expect(p, StatusCode::invalid_argument, "out of range");
+  p = valid_params(); p.logits.row_stride = 100;
+  expect(p, StatusCode::invalid_argument, "row stride 100");
+  p = valid_params(); p.tokens.size = 3;
+  expect(p, StatusCode::invalid_argument, "expected B = 4");
+  p = valid_params(); p.temperature.value = -1.0f;
+  expect(p, StatusCode::invalid_argument, "temperature");
+  p = valid_params(); p.temperature.value = std::nanf("");
+  expect(p, StatusCode::invalid_argument, "temperature");
+  p = valid_params(); p.top_k.value = -2;
+  expect(p, StatusCode::invalid_argument, "top_k");
+  p = valid_params(); p.top_p.value = 0.0f;
+  expect(p, StatusCode::invalid_argument, "top_p");
+  p = valid_params(); p.top_p.value = 1.5f;
+  expect(p, StatusCode::invalid_argument, "top_p");
+  p = valid_params(); p.min_p.value = 2.0f;
+  expect(p, StatusCode::invalid_argument, "min_p");
+  p = valid_params(); p.advance_offset = true;
+  expect(p, StatusCode::invalid_argument, "advance_offset");
+  // Device-array parameters are checked per row on the device, not here.
+  p = valid_params(); p.top_p.value = 5.0f; p.top_p.device = reinterpret_cast<const float*>(logits);
+  CHECK(validate_sampling(p, &c).ok());
+}
+
+TEST_CASE("sampling rows: vector row for aligned rows, generic fallback otherwise") {
+  const TargetInfo& t = *resolve_target("gfx906").info;
+  for (const auto& row : SamplingOp::rows()) CHECK(has_all(row.isa_needs, sampling_kernel_isa(row.kernel)));
+  const capabilities::SamplingRow* row = nullptr;
+  REQUIRE(select_sampling(valid_params(), t, &row).ok());
+  CHECK(std::string(row->id) == "sampling.block.vec");
+  SamplingParams p = valid_params(4, 1001);  // V * 4 bytes not a multiple of 16
+  p.logits.row_stride = 1001;
+  Explanation why;
+  REQUIRE(select_sampling(p, t, &row, &why).ok());
+  CHECK(std::string(row->id) == "sampling.block");
+  CHECK(why.to_string().find("vector width") != std::string::npos);
+  p = valid_params();
+  p.logits.data = reinterpret_cast<const char*>(logits) + 4;
+  REQUIRE(select_sampling(p, *resolve_target("sm_90").info, &row).ok());
+  CHECK(std::string(row->id) == "sampling.block");
+  CHECK(check_sampling_row(p, t, "sampling.block.vec", &row).code() == StatusCode::unsupported);
+  CHECK(check_sampling_row(p, t, "sampling.nope", &row).code() == StatusCode::invalid_argument);
+}
