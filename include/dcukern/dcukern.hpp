@@ -1,4 +1,5 @@
 // Umbrella header for device builds (hipcc / nvcc).
 #pragma once
 #include "dcukern/gemv.hpp"
+#include "dcukern/gdn.hpp"
 #include "dcukern/sampling.hpp"

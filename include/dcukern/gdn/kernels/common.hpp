@@ -13,6 +13,10 @@
 
 namespace dcukern::gdn_detail {
 
+// Element size of a dtype as a compile-time constant usable in device code.
+template <DType DT>
+inline constexpr int kElemBytes = dtype_bytes(DT);
+
 // A strided [batch, tokens, heads, dim] tensor in kernel arguments (strides in elements).
 struct Strided {
   const void* p;
@@ -100,7 +104,7 @@ __device__ __forceinline__ float round_to(float v) {
 // N elements of dtype DT, N * bytes a multiple of 16 and p 16-byte aligned, as fp32 (16-byte accesses).
 template <DType DT, int N>
 __device__ __forceinline__ void load_elems(const void* p, float (&out)[N]) {
-  constexpr int kPerVec = 16 / dtype_bytes(DT);
+  constexpr int kPerVec = 16 / kElemBytes<DT>;
   static_assert(N % kPerVec == 0, "whole 16-byte vectors only");
 #pragma unroll
   for (int vi = 0; vi < N / kPerVec; ++vi) {
@@ -114,7 +118,7 @@ __device__ __forceinline__ void load_elems(const void* p, float (&out)[N]) {
 }
 template <DType DT, int N>
 __device__ __forceinline__ void store_elems(void* p, const float (&in)[N]) {
-  constexpr int kPerVec = 16 / dtype_bytes(DT);
+  constexpr int kPerVec = 16 / kElemBytes<DT>;
   static_assert(N % kPerVec == 0, "whole 16-byte vectors only");
 #pragma unroll
   for (int vi = 0; vi < N / kPerVec; ++vi) {
@@ -140,7 +144,7 @@ __device__ __forceinline__ bool slot_valid(int64_t slot, int64_t num_slots) { re
 template <DType SDT>
 __device__ __forceinline__ char* head_state(const GdnArgs& a, int64_t slot, int hv) {
   const int64_t elem = slot * a.slot_stride + int64_t(hv) * a.kdim * a.vdim;
-  return static_cast<char*>(a.state) + elem * dtype_bytes(SDT);
+  return static_cast<char*>(a.state) + elem * kElemBytes<SDT>;
 }
 // Pool address of the state written after token t, or nullptr when none is asked for.
 template <DType SDT>

@@ -23,15 +23,15 @@ __global__ void __launch_bounds__(kConvThreads) conv1d_vec8_kernel(Conv1dArgs a)
     if (!slot_valid(slot, a.num_slots)) {
 #pragma unroll
       for (int i = 0; i < 8; ++i) y[i] = 0.f;
-      store_elems<DT>(static_cast<char*>(a.y) + (b * a.ldy + c0) * dtype_bytes(DT), y);
+      store_elems<DT>(static_cast<char*>(a.y) + (b * a.ldy + c0) * kElemBytes<DT>, y);
       continue;
     }
     float x[8], w[8 * W], st[8 * kHist], bias[8];
-    load_elems<DT>(static_cast<const char*>(a.x) + (b * a.ldx + c0) * dtype_bytes(DT), x);
-    load_elems<DT>(static_cast<const char*>(a.w) + c0 * W * dtype_bytes(DT), w);
-    char* const sp = static_cast<char*>(a.state) + (slot * a.slot_stride + c0 * kHist) * dtype_bytes(SDT);
+    load_elems<DT>(static_cast<const char*>(a.x) + (b * a.ldx + c0) * kElemBytes<DT>, x);
+    load_elems<DT>(static_cast<const char*>(a.w) + c0 * W * kElemBytes<DT>, w);
+    char* const sp = static_cast<char*>(a.state) + (slot * a.slot_stride + c0 * kHist) * kElemBytes<SDT>;
     load_elems<SDT>(sp, st);
-    if (a.bias) load_elems<DT>(static_cast<const char*>(a.bias) + c0 * dtype_bytes(DT), bias);
+    if (a.bias) load_elems<DT>(static_cast<const char*>(a.bias) + c0 * kElemBytes<DT>, bias);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       float acc = a.bias ? bias[i] : 0.f;
@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(kConvThreads) conv1d_vec8_kernel(Conv1dArgs a)
       st[i * kHist + kHist - 1] = x[i];
     }
     store_elems<SDT>(sp, st);
-    store_elems<DT>(static_cast<char*>(a.y) + (b * a.ldy + c0) * dtype_bytes(DT), y);
+    store_elems<DT>(static_cast<char*>(a.y) + (b * a.ldy + c0) * kElemBytes<DT>, y);
   }
 }
 

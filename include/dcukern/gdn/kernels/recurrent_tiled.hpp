@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(kTiledThreads) gdn_tiled_kernel(GdnArgs a) {
   const char* const head = head_state<SDT>(a, slot, hv);
   float s[T::kFrags][T::kFragElems];
 #pragma unroll
-  for (int r = 0; r < T::kFrags; ++r) load_elems<SDT>(head + T::offset(tid, r, j0, a.vdim) * dtype_bytes(SDT), s[r]);
+  for (int r = 0; r < T::kFrags; ++r) load_elems<SDT>(head + T::offset(tid, r, j0, a.vdim) * kElemBytes<SDT>, s[r]);
 
   for (int t = 0; t < a.tokens; ++t) {
     const TokenQK tk = stage_qk<DT>(a, b, t, hv, stage[t & 1]);
@@ -44,12 +44,12 @@ __global__ void __launch_bounds__(kTiledThreads) gdn_tiled_kernel(GdnArgs a) {
     T::template step<DT>(s, tk, gt, a.v.p, v_at, a.o, o_at, shared);
     if (char* snap = token_state<SDT>(a, b, t, hv)) {
 #pragma unroll
-      for (int r = 0; r < T::kFrags; ++r) store_elems<SDT>(snap + T::offset(tid, r, j0, a.vdim) * dtype_bytes(SDT), s[r]);
+      for (int r = 0; r < T::kFrags; ++r) store_elems<SDT>(snap + T::offset(tid, r, j0, a.vdim) * kElemBytes<SDT>, s[r]);
     }
   }
   char* const out = head_state<SDT>(a, slot, hv);
 #pragma unroll
-  for (int r = 0; r < T::kFrags; ++r) store_elems<SDT>(out + T::offset(tid, r, j0, a.vdim) * dtype_bytes(SDT), s[r]);
+  for (int r = 0; r < T::kFrags; ++r) store_elems<SDT>(out + T::offset(tid, r, j0, a.vdim) * kElemBytes<SDT>, s[r]);
 }
 
 }  // namespace dcukern::gdn_detail

@@ -13,7 +13,7 @@ constexpr int kTileCols = 32;  // state columns j per block
 
 template <int K, DType SDT>
 struct KvTile {
-  static constexpr int kFragElems = 16 / dtype_bytes(SDT);
+  static constexpr int kFragElems = 16 / kElemBytes<SDT>;
   static constexpr int kColChunks = kTileCols / kFragElems;
   static constexpr int kRowGroups = kTiledThreads / kColChunks;
   static constexpr int kFrags = K / kRowGroups;

@@ -12,7 +12,7 @@ namespace dcukern::gdn_detail {
 
 template <int K, DType SDT>
 struct VkTile {
-  static constexpr int kFragElems = (16 / dtype_bytes(SDT)) > K / 32 ? 16 / dtype_bytes(SDT) : K / 32;
+  static constexpr int kFragElems = (16 / kElemBytes<SDT>) > K / 32 ? 16 / kElemBytes<SDT> : K / 32;
   static constexpr int kKeyChunks = K / kFragElems;
   static constexpr int kRowGroups = kTiledThreads / kKeyChunks;
   static constexpr int kFrags = kTileCols / kRowGroups;

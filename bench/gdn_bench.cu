@@ -1,0 +1,223 @@
+// Gated-delta-net decode benchmark on the Qwen3-Next / Qwen3.5 shapes (issue 4): the recurrent step at
+// B in {1, 8, 32, 128, 256, 512}, H = 16, HV in {32, 48}, K = V = 128, fp32 state, in-kernel gating and
+// L2 norm (one kernel for the whole step), for automatic selection (both layouts) and the generic row;
+// and the conv1d update at B in {1, 32, 256}, 8192 channels, width 4. State pools rotate through > 4x L2
+// (HBM-cold); time from CUDA-graph replay. Counters: us per step, GB/s of state bytes read + written
+// (conv1d: every byte moved), % of the read bandwidth measured in this run.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dcukern/gdn.hpp"
+#include "harness.hpp"
+
+using namespace dcukern;
+using namespace dcukern::bench;
+
+namespace {
+
+constexpr int kBatches[] = {1, 8, 32, 128, 256, 512};
+constexpr int kValueHeads[] = {32, 48};
+constexpr int kKeyHeads = 16, kHeadDim = 128;
+
+// Deterministic pseudo-random values in [lo, hi) as f32, bf16 or f16.
+__global__ void fill_kernel(void* p, int64_t n, uint32_t seed, DType t, float lo, float hi) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    const float f = lo + (hi - lo) * float(h & 0xffffff) / float(1 << 24);
+    if (t == DType::f32) static_cast<float*>(p)[i] = f;
+    else static_cast<uint16_t*>(p)[i] = t == DType::bf16 ? float_to_bf16(f) : float_to_f16(f);
+  }
+}
+void* alloc_filled(int64_t n, DType t, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+  void* p;
+  BENCH_RT(cudaMalloc(&p, std::max<int64_t>(n, 1) * dtype_bytes(t)));
+  fill_kernel<<<1024, 256>>>(p, n, seed, t, lo, hi);
+  return p;
+}
+int32_t* identity_slots(int n) {
+  std::vector<int32_t> h(n);
+  for (int i = 0; i < n; ++i) h[i] = i;
+  int32_t* d;
+  BENCH_RT(cudaMalloc(&d, n * sizeof(int32_t)));
+  BENCH_RT(cudaMemcpy(d, h.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// One recurrent-step problem's rotated buffer sets (one pool per copy; inputs per copy too).
+struct GdnBuffers {
+  int batch, hv, copies;
+  GdnStateLayout layout;
+  int64_t row, pool_elems;
+  std::vector<void*> proj, ab, pool, out;
+  float* A_log;
+  float* dt_bias;
+  int32_t* slots;
+  GdnBuffers(int b, int hv_, GdnStateLayout l) : batch(b), hv(hv_), layout(l) {
+    row = 2 * kKeyHeads * kHeadDim + int64_t(hv) * kHeadDim;
+    pool_elems = int64_t(batch) * hv * kHeadDim * kHeadDim;
+    copies = rotation_copies(size_t(pool_elems) * 4);
+    for (int c = 0; c < copies; ++c) {
+      proj.push_back(alloc_filled(batch * row, DType::bf16, 11u + c));
+      ab.push_back(alloc_filled(batch * 2 * hv, DType::bf16, 23u + c));
+      pool.push_back(alloc_filled(pool_elems, DType::f32, 37u + c, -0.1f, 0.1f));
+      out.push_back(alloc_filled(int64_t(batch) * hv * kHeadDim, DType::bf16, 5u));
+    }
+    A_log = static_cast<float*>(alloc_filled(hv, DType::f32, 3u, 0.f, 2.7f));
+    dt_bias = static_cast<float*>(alloc_filled(hv, DType::f32, 4u, -6.f, -2.f));
+    slots = identity_slots(batch);
+    BENCH_RT(cudaDeviceSynchronize());
+  }
+  ~GdnBuffers() {
+    for (auto* v : {&proj, &ab, &pool, &out})
+      for (void* p : *v) cudaFree(p);
+    cudaFree(A_log);
+    cudaFree(dt_bias);
+    cudaFree(slots);
+  }
+  GdnParams params(int c) const {
+    GdnParams p;
+    p.batch = batch;
+    p.tokens = 1;
+    p.num_k_heads = kKeyHeads;
+    p.num_v_heads = hv;
+    p.head_k_dim = p.head_v_dim = kHeadDim;
+    const auto* pr = static_cast<const uint16_t*>(proj[c]);
+    p.q = {pr, DType::bf16, row, row, kHeadDim};
+    p.k = {pr + kKeyHeads * kHeadDim, DType::bf16, row, row, kHeadDim};
+    p.v = {pr + 2 * kKeyHeads * kHeadDim, DType::bf16, row, row, kHeadDim};
+    const auto* g = static_cast<const uint16_t*>(ab[c]);
+    p.a = {g, DType::bf16, 2 * hv, 2 * hv, 1};
+    p.b = {g + hv, DType::bf16, 2 * hv, 2 * hv, 1};
+    p.A_log = A_log;
+    p.dt_bias = dt_bias;
+    p.l2norm_qk = true;
+    p.state = {pool[c], DType::f32, layout, batch, int64_t(hv) * kHeadDim * kHeadDim};
+    p.slots = slots;
+    p.o = {out[c], DType::bf16, int64_t(hv) * kHeadDim, int64_t(hv) * kHeadDim, kHeadDim};
+    return p;
+  }
+  double state_bytes() const { return 2.0 * double(pool_elems) * 4; }
+};
+
+void report(benchmark::State& st, double us, double bytes) {
+  st.SetIterationTime(us * 1e-6);
+  const double gbs = bytes / us / 1e3;
+  st.counters["us"] = us;
+  st.counters["GBps"] = gbs;
+  st.counters["read_bw_GBps"] = read_bandwidth_gbs();
+  st.counters["pct_read_bw"] = 100.0 * gbs / read_bandwidth_gbs();
+}
+
+// row == nullptr: automatic selection.
+void bench_gdn(benchmark::State& st, int batch, int hv, GdnStateLayout layout, const char* row) {
+  GdnBuffers b(batch, hv, layout);
+  Explanation why;
+  if (Status e = gdn_recurrent(b.params(0), nullptr, GdnOptions{row, &why}); !e.ok()) {
+    st.SkipWithError(e.to_string().c_str());
+    return;
+  }
+  double us = 0;
+  for (auto _ : st)
+    us = graph_time_us(b.copies, [&](cudaStream_t s, int c) {
+      if (Status e = gdn_recurrent(b.params(c), s, GdnOptions{row}); !e.ok()) fail(e.to_string().c_str());
+    });
+  report(st, us, b.state_bytes());
+  st.SetLabel(row ? row : why.chosen);
+}
+
+struct ConvBuffers {
+  int batch, copies;
+  int64_t dim;
+  int width;
+  DType state_dtype;
+  std::vector<void*> x, y, pool;
+  void *w, *bias;
+  int32_t* slots;
+  ConvBuffers(int b, int64_t d, int wd, DType sdt) : batch(b), dim(d), width(wd), state_dtype(sdt) {
+    const int64_t pool_elems = int64_t(batch) * dim * (width - 1);
+    copies = rotation_copies(size_t(pool_elems) * dtype_bytes(sdt) + size_t(batch) * dim * 4);
+    for (int c = 0; c < copies; ++c) {
+      x.push_back(alloc_filled(batch * dim, DType::bf16, 7u + c));
+      y.push_back(alloc_filled(batch * dim, DType::bf16, 8u));
+      pool.push_back(alloc_filled(pool_elems, sdt, 9u + c));
+    }
+    w = alloc_filled(dim * width, DType::bf16, 1u);
+    bias = alloc_filled(dim, DType::bf16, 2u);
+    slots = identity_slots(batch);
+    BENCH_RT(cudaDeviceSynchronize());
+  }
+  ~ConvBuffers() {
+    for (auto* v : {&x, &y, &pool})
+      for (void* p : *v) cudaFree(p);
+    cudaFree(w);
+    cudaFree(bias);
+    cudaFree(slots);
+  }
+  Conv1dParams params(int c) const {
+    Conv1dParams p;
+    p.x = {x[c], DType::bf16, batch, dim, dim};
+    p.weight = {w, DType::bf16, dim, width, width};
+    p.bias = {bias, DType::bf16, dim};
+    p.state = {pool[c], state_dtype, batch, dim * (width - 1)};
+    p.slots = slots;
+    p.y = {y[c], DType::bf16, batch, dim, dim};
+    return p;
+  }
+  double bytes() const {
+    return double(batch) * dim * (2.0 * (width - 1) * dtype_bytes(state_dtype) + 4.0) + double(dim) * (width + 1) * 2 +
+           batch * 4.0;
+  }
+};
+
+void bench_conv(benchmark::State& st, int batch, int64_t dim, int width, DType sdt, const char* row) {
+  ConvBuffers b(batch, dim, width, sdt);
+  Explanation why;
+  if (Status e = conv1d_update(b.params(0), nullptr, GdnOptions{row, &why}); !e.ok()) {
+    st.SkipWithError(e.to_string().c_str());
+    return;
+  }
+  double us = 0;
+  for (auto _ : st)
+    us = graph_time_us(b.copies, [&](cudaStream_t s, int c) {
+      if (Status e = conv1d_update(b.params(c), s, GdnOptions{row}); !e.ok()) fail(e.to_string().c_str());
+    });
+  report(st, us, b.bytes());
+  st.SetLabel(row ? row : why.chosen);
+}
+
+void register_all() {
+  auto add = [](const std::string& name, auto fn, auto... args) {
+    benchmark::RegisterBenchmark(name.c_str(), fn, args...)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+  };
+  for (int hv : kValueHeads)
+    for (int batch : kBatches) {
+      const std::string base = "gdn/HV" + std::to_string(hv) + "/B" + std::to_string(batch) + "/";
+      add(base + "kv/auto", bench_gdn, batch, hv, GdnStateLayout::kv, static_cast<const char*>(nullptr));
+      add(base + "vk/auto", bench_gdn, batch, hv, GdnStateLayout::vk, static_cast<const char*>(nullptr));
+      add(base + "kv/gdn.generic", bench_gdn, batch, hv, GdnStateLayout::kv, "gdn.generic");
+    }
+  for (int batch : {1, 32, 256}) {
+    const std::string base = "conv1d/B" + std::to_string(batch) + "/dim8192/w4/";
+    add(base + "bf16state/auto", bench_conv, batch, int64_t(8192), 4, DType::bf16, static_cast<const char*>(nullptr));
+    add(base + "bf16state/conv1d.generic", bench_conv, batch, int64_t(8192), 4, DType::bf16, "conv1d.generic");
+    add(base + "f32state/auto", bench_conv, batch, int64_t(8192), 4, DType::f32, static_cast<const char*>(nullptr));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  std::printf("device: %s, %d SMs, L2 %zu MB, measured read bandwidth %.0f GB/s\n", device_info().name.c_str(),
+              device_info().sms, device_info().l2_bytes >> 20, read_bandwidth_gbs());
+  benchmark::AddCustomContext("device", device_info().name);
+  benchmark::AddCustomContext("read_bw_GBps", std::to_string(read_bandwidth_gbs()));
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
