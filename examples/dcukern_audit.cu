@@ -45,7 +45,7 @@ int audit_this_device() {
               f.runtime_version);
   print_target_header(ctx->target);
   const int failures = smoke::gemv_smoke(*ctx->target.info);
-  report::print_all_rows(*ctx->target.info);
+  report::print_all_rows(*ctx->target.info, /*this_build=*/true);
   return failures;
 }
 #endif
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     }
     std::printf("# dcukern capability report for %s\n\n", target);
     print_target_header(r);
-    report::print_all_rows(*r.info);
+    report::print_all_rows(*r.info, /*this_build=*/false);
     return 0;
   }
 #if !DCUKERN_PLATFORM_HOST

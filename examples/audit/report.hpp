@@ -28,14 +28,15 @@ inline void print_target_table() {
   for (const TargetInfo& t : capabilities::kTargets) print_target(t);
 }
 
-// Every row of Op on `target`: enabled or not, and why. `compiled_in` follows the build the report is
-// about (a host build answers for a device build of the target).
+// Every row of Op on `target`: enabled or not, and why. `this_build`: the target is this build's device,
+// so a kernel not compiled into this build counts; otherwise the report answers for a build made for
+// `target` (where each platform's kernels are compiled in).
 template <class Op>
-void print_rows(const char* op_name, const TargetInfo& target) {
+void print_rows(const char* op_name, const TargetInfo& target, bool this_build) {
   std::printf("\n### %s on %s\n\n| row | enabled | why not | needs | contract | fallback | evidence |\n"
               "|---|---|---|---|---|---|---|\n", op_name, target.name);
   for (const auto& row : Op::rows()) {
-    const std::string why = row_unavailable_reason(row, target, Op::compiled_in(row.kernel));
+    const std::string why = row_unavailable_reason(row, target, !this_build || Op::compiled_in(row.kernel));
     std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", row.id, why.empty() ? "yes" : "no",
                 why.empty() ? "-" : why.c_str(), feature_names(row.isa_needs).c_str(),
                 row.contract.describe().c_str(), row.fallback, row.evidence);
@@ -43,9 +44,11 @@ void print_rows(const char* op_name, const TargetInfo& target) {
 }
 
 // All ops' rows on one target. New ops add one line here.
-inline void print_all_rows(const TargetInfo& target) { print_rows<GemvOp>("gemv", target); }
+inline void print_all_rows(const TargetInfo& target, bool this_build) {
+  print_rows<GemvOp>("gemv", target, this_build);
+}
 
-// Rows × targets: which row is enabled where (general rows; tuned rows apply to their own target).
+// Rows × targets: which row is enabled where, in a build for that target.
 template <class Op>
 void print_matrix(const char* op_name) {
   std::printf("\n### %s rows by target\n\n| row |", op_name);
@@ -56,7 +59,7 @@ void print_matrix(const char* op_name) {
   for (const auto& row : Op::rows()) {
     std::printf("| %s |", row.id);
     for (const TargetInfo& t : capabilities::kTargets)
-      std::printf(" %s |", row_unavailable_reason(row, t, Op::compiled_in(row.kernel)).empty() ? "yes" : ".");
+      std::printf(" %s |", row_unavailable_reason(row, t, true).empty() ? "yes" : ".");
     std::printf("\n");
   }
 }
