@@ -225,6 +225,9 @@ Errors check_outputs(const Problem& pr, const std::vector<uint8_t>& got, const s
   double scale = 0;
   for (double w : want) scale = std::max(scale, std::fabs(w));
   const double eps = c.act == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -10);
+  // A bf16 state is rounded after every token on both sides; where fp32 and double fall on two sides of a
+  // rounding boundary the states differ by an ulp, carried into later tokens: allow that per token.
+  const double carried = c.state == DType::bf16 ? c.T * std::ldexp(1.0, -9) : 0.0;
   for (int b = 0; b < c.B; ++b)
     for (int t = 0; t < c.T; ++t)
       for (int h = 0; h < pr.HV; ++h)
@@ -243,7 +246,7 @@ Errors check_outputs(const Problem& pr, const std::vector<uint8_t>& got, const s
           }
           const double g = ref::to_float(c.act, bits);
           if (std::isnan(g)) ++e.unwritten;
-          const double tol = eps * std::fabs(w) + 1e-4 * scale + 1e-6;
+          const double tol = eps * std::fabs(w) + (1e-4 + carried) * scale + 1e-6;
           const double err = std::fabs(g - w);
           if (!(err <= tol)) ++e.wrong;
           e.worst = std::max(e.worst, err / tol);
@@ -271,7 +274,9 @@ Errors check_pool(const Problem& pr, const std::vector<uint8_t>& got, const std:
       }
       if (!values) continue;
       const double g = Blob::get(got, pr.c.state, at), w = want[at];
-      const double tol = f32 ? 1e-5 * std::fabs(w) + 1e-5 * scale : std::ldexp(1.0, -7) * std::fabs(w) + std::ldexp(1.0, -9) * scale;
+      // bf16: an ulp of rounding-boundary disagreement per token, carried (see check_outputs).
+      const double tol = f32 ? 1e-5 * std::fabs(w) + 1e-5 * scale
+                             : std::ldexp(1.0, -7) * std::fabs(w) + pr.c.T * std::ldexp(1.0, -7) * scale;
       const double err = std::fabs(g - w);
       if (!(err <= tol)) ++e.wrong;
       e.worst = std::max(e.worst, err / tol);
@@ -280,7 +285,7 @@ Errors check_pool(const Problem& pr, const std::vector<uint8_t>& got, const std:
 }
 
 void expect_clean(const Errors& e, const char* what) {
-  INFO(what << ": wrong " << e.wrong << ", unwritten " << e.unwritten << ", touched " << e.touched << ", worst err/tol "
+  INFO(std::string(what) << ": wrong " << e.wrong << ", unwritten " << e.unwritten << ", touched " << e.touched << ", worst err/tol "
             << e.worst);
   CHECK(e.wrong == 0);
   CHECK(e.unwritten == 0);
@@ -335,7 +340,7 @@ TEST_CASE("gdn: every runnable row matches the reference over every option and b
           std::vector<const char*> ids = runnable_rows<GdnOp>();
           ids.push_back(nullptr);
           for (const char* id : ids) {
-            INFO(c.str() << " row=" << (id ? id : "auto"));
+            INFO(c.str() << " row=" << std::string(id ? id : "auto"));
             pr.reset_pool();
             pr.poison_out();
             Explanation why;
@@ -350,7 +355,7 @@ TEST_CASE("gdn: every runnable row matches the reference over every option and b
       }
   MESSAGE(runs << " gdn kernel runs checked; rows exercised: " << rows_seen.size());
   for (const char* id : runnable_rows<GdnOp>()) {
-    INFO(id);
+    INFO(std::string(id));
     CHECK(rows_seen.count(id) == 1);
   }
 }
@@ -384,7 +389,7 @@ TEST_CASE("gdn: a 1000-step fp32 rollout stays within 1e-5 relative of the doubl
           }
           worst = std::max(worst, std::sqrt(num / den));
         }
-      MESSAGE(layout_name(layout) << " row " << id << ": " << steps << "-step rollout, worst relative state error "
+      MESSAGE(std::string(layout_name(layout)) << " row " << std::string(id) << ": " << steps << "-step rollout, worst relative state error "
                                   << worst);
       CHECK(worst <= 1e-5);
       expect_clean(check_pool(pr, pr.pool.download(), want, false), "untouched slots");
@@ -401,7 +406,7 @@ TEST_CASE("gdn: T tokens in one launch give the bits of T single-token launches"
     c.T = 4, c.token_slots = true, c.r = 2, c.gating = 0;
     Problem pr(c, rng);
     for (const char* id : runnable_rows<GdnOp>()) {
-      INFO(c.str() << " row=" << id);
+      INFO(c.str() << " row=" << std::string(id));
       pr.reset_pool();
       pr.poison_out();
       if (!run_gdn(pr, id, pr.params(true))) continue;
@@ -425,7 +430,7 @@ TEST_CASE("gdn: graph capture and replay give the bits of eager runs") {
     c.token_slots = true;
     Problem pr(c, rng);
     for (const char* id : runnable_rows<GdnOp>()) {
-      INFO(layout_name(layout) << " row=" << id);
+      INFO(std::string(layout_name(layout)) << " row=" << std::string(id));
       const capabilities::GdnRow* row = nullptr;
       if (!check_gdn_row(pr.params(true), device_target(), id, &row).ok()) continue;
       pr.reset_pool();
@@ -606,7 +611,7 @@ TEST_CASE("conv1d: every runnable row matches the reference (widths 2..4, dims u
           std::vector<const char*> ids = runnable_rows<Conv1dOp>();
           ids.push_back(nullptr);
           for (const char* id : ids) {
-            INFO(pr.str() << " row=" << (id ? id : "auto"));
+            INFO(pr.str() << " row=" << std::string(id ? id : "auto"));
             const capabilities::Conv1dRow* row = nullptr;
             if (id && !check_conv1d_row(pr.params(true), device_target(), id, &row).ok()) continue;
             pr.pool.dev.upload(pr.pool0);
@@ -623,7 +628,7 @@ TEST_CASE("conv1d: every runnable row matches the reference (widths 2..4, dims u
         }
   MESSAGE(runs << " conv1d kernel runs checked");
   for (const char* id : runnable_rows<Conv1dOp>()) {
-    INFO(id);
+    INFO(std::string(id));
     CHECK(rows_seen.count(id) == 1);
   }
 }
@@ -632,7 +637,7 @@ TEST_CASE("conv1d: graph replay gives the bits of eager runs; a rejected call wr
   std::mt19937_64 rng(8);
   ConvProblem pr(DType::bf16, DType::bf16, 4096, 4, true, true, false, rng);
   for (const char* id : runnable_rows<Conv1dOp>()) {
-    INFO(id);
+    INFO(std::string(id));
     pr.pool.dev.upload(pr.pool0);
     pr.y.dev.fill_bytes(test::kPoisonByte);
     for (int rep = 0; rep < 3; ++rep) REQUIRE(conv1d_update(pr.params(true), nullptr, GdnOptions{id}).ok());
