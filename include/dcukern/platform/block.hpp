@@ -1,7 +1,12 @@
 // Block-level primitives: rocPRIM on AMD, CUB on NVIDIA, behind one interface. As with both libraries,
-// the caller owns the temporary storage (`storage_type`, placed in shared memory).
+// the caller owns the temporary storage (`storage_type`, placed in shared memory). Results of the
+// reductions are valid in thread 0.
+//
+// Exception: rocPRIM 5.3 (Debian 12) emits DPP row broadcasts in its wave reductions for gfx11, where
+// they are illegal; there the reductions and scans use wave shuffles and shared memory instead.
 #pragma once
 #include "dcukern/platform/runtime.hpp"
+#include "dcukern/platform/warp.hpp"
 #if DCUKERN_PLATFORM_HIP
 #include <rocprim/block/block_reduce.hpp>
 #include <rocprim/block/block_scan.hpp>
@@ -10,19 +15,88 @@
 #include <cub/block/block_scan.cuh>
 #endif
 
+#if defined(__HIP_DEVICE_COMPILE__) && (defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || \
+                                        defined(__gfx1103__))
+#define DCUKERN_SHUFFLE_BLOCK_REDUCE 1
+#endif
+
 namespace dcukern {
 
+struct SumOp {
+  template <class T>
+  __device__ __forceinline__ T operator()(const T& a, const T& b) const { return a + b; }
+};
 struct MaxOp {
   template <class T>
   __device__ __forceinline__ T operator()(const T& a, const T& b) const { return a < b ? b : a; }
 };
 
+// Wave shuffles, then one value per wave through shared memory; kThreads a multiple of the wave size.
+template <class T, int kThreads>
+struct ShuffleBlockReduce {
+  struct storage_type {
+    T wave[kThreads / 32];  // enough for wave32 and wave64
+  };
+  template <class Op>
+  __device__ static T reduce(T v, storage_type& s, Op op) {
+#if DCUKERN_PLATFORM_HIP
+#pragma unroll
+    for (int mask = kWarpSize / 2; mask > 0; mask /= 2) v = op(v, __shfl_xor(v, mask, kWarpSize));
+#else
+#pragma unroll
+    for (int mask = kWarpSize / 2; mask > 0; mask /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, mask, kWarpSize));
+#endif
+    const int wave = static_cast<int>(threadIdx.x) / kWarpSize;
+    if (lane_id() == 0) s.wave[wave] = v;
+    __syncthreads();
+    if (threadIdx.x == 0)
+      for (int w = 1; w < kThreads / kWarpSize; ++w) v = op(v, s.wave[w]);
+    __syncthreads();  // storage may be reused by the caller
+    return v;
+  }
+};
+
+// Exclusive prefix sum by wave shuffles, wave totals through shared memory; the block total to all threads.
+template <class T, int kThreads>
+struct ShuffleBlockScan {
+  struct storage_type {
+    T wave[kThreads / 32];
+  };
+  __device__ static T exclusive_sum(T v, T& total, storage_type& s) {
+    const int lane = lane_id(), wave = static_cast<int>(threadIdx.x) / kWarpSize;
+    T inclusive = v;
+#pragma unroll
+    for (int d = 1; d < kWarpSize; d *= 2) {
+#if DCUKERN_PLATFORM_HIP
+      const T up = __shfl_up(inclusive, d, kWarpSize);
+#else
+      const T up = __shfl_up_sync(0xffffffffu, inclusive, d, kWarpSize);
+#endif
+      if (lane >= d) inclusive += up;
+    }
+    if (lane == kWarpSize - 1) s.wave[wave] = inclusive;
+    __syncthreads();
+    T before = T(0), sum = T(0);
+    for (int w = 0; w < kThreads / kWarpSize; ++w) {
+      if (w == wave) before = sum;
+      sum += s.wave[w];
+    }
+    __syncthreads();
+    total = sum;
+    return before + inclusive - v;
+  }
+};
+
 template <class T, int kThreads>
 struct BlockReduce {
-#if DCUKERN_PLATFORM_HIP
+#if DCUKERN_SHUFFLE_BLOCK_REDUCE
+  using impl = ShuffleBlockReduce<T, kThreads>;
+  using storage_type = typename impl::storage_type;
+  __device__ static T sum(T v, storage_type& s) { return impl::reduce(v, s, SumOp()); }
+  __device__ static T max(T v, storage_type& s) { return impl::reduce(v, s, MaxOp()); }
+#elif DCUKERN_PLATFORM_HIP
   using impl = rocprim::block_reduce<T, kThreads>;
   using storage_type = typename impl::storage_type;
-  // Sum over the block; the result is valid in thread 0.
   __device__ static T sum(T v, storage_type& s) {
     T out;
     impl().reduce(v, out, s, rocprim::plus<T>());
@@ -41,10 +115,14 @@ struct BlockReduce {
 #endif
 };
 
-// Exclusive prefix sum over the block (thread order); every thread also receives the block total.
+// Exclusive prefix sum over the block; `total` receives the block's sum in every thread.
 template <class T, int kThreads>
 struct BlockScan {
-#if DCUKERN_PLATFORM_HIP
+#if DCUKERN_SHUFFLE_BLOCK_REDUCE
+  using impl = ShuffleBlockScan<T, kThreads>;
+  using storage_type = typename impl::storage_type;
+  __device__ static T exclusive_sum(T v, T& total, storage_type& s) { return impl::exclusive_sum(v, total, s); }
+#elif DCUKERN_PLATFORM_HIP
   using impl = rocprim::block_scan<T, kThreads>;
   using storage_type = typename impl::storage_type;
   __device__ static T exclusive_sum(T v, T& total, storage_type& s) {
