@@ -14,8 +14,8 @@
 
 namespace dcukern::sampling_detail {
 
-constexpr int kThreads = 256;                          // one block per row
-constexpr int kItems = 32;                             // elements per thread per tile
+constexpr int kThreads = 512;                          // one block per row
+constexpr int kItems = 8;                              // elements per thread per tile
 constexpr int64_t kTile = int64_t(kThreads) * kItems;  // elements per tile
 constexpr int kMaxTiles = int((kSamplingMaxVocab + kTile - 1) / kTile);
 constexpr int kBins = 2048;                            // level-1 bins: bin = floor(-t * 32), last bin open
