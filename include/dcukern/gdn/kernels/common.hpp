@@ -157,27 +157,18 @@ __device__ __forceinline__ char* token_state(const GdnArgs& a, int b, int t, int
 struct Gate {
   float decay, beta;
 };
-// The raw gating inputs of (b, t, hv), loaded early so that their latency overlaps the other loads.
-struct GateIn {
-  float x0, x1, x2, x3;  // in-kernel: a, dt_bias, A_log, b; precomputed: g, beta
-};
-__device__ __forceinline__ GateIn load_gate(const GdnArgs& a, int b, int t, int hv) {
-  if (a.raw_gating)
-    return {load_any(a.a.p, a.ab_dtype, a.a.at(b, t, hv)), a.dt_bias[hv], a.A_log[hv],
-            load_any(a.b.p, a.ab_dtype, a.b.at(b, t, hv))};
-  return {static_cast<const float*>(a.g.p)[a.g.at(b, t, hv)], static_cast<const float*>(a.beta.p)[a.beta.at(b, t, hv)],
-          0.f, 0.f};
-}
 // decay = exp(g), g = -exp(A_log) * softplus(a + dt_bias) (softplus threshold 20), beta = sigmoid(b); or
 // the given g and beta. All in fp32.
-__device__ __forceinline__ Gate finish_gate(const GdnArgs& a, const GateIn& in) {
+__device__ __forceinline__ Gate gate(const GdnArgs& a, int b, int t, int hv) {
   if (a.raw_gating) {
-    const float x = in.x0 + in.x1;
+    const float x = load_any(a.a.p, a.ab_dtype, a.a.at(b, t, hv)) + a.dt_bias[hv];
     const float softplus = x > 20.f ? x : flog(1.f + fexp(x));
-    const float g = -fexp(in.x2) * softplus;
-    return {fexp(g), 1.f / (1.f + fexp(-in.x3))};
+    const float g = -fexp(a.A_log[hv]) * softplus;
+    const float bb = load_any(a.b.p, a.ab_dtype, a.b.at(b, t, hv));
+    return {fexp(g), 1.f / (1.f + fexp(-bb))};
   }
-  return {fexp(in.x0), in.x1};
+  const float g = static_cast<const float*>(a.g.p)[a.g.at(b, t, hv)];
+  return {fexp(g), static_cast<const float*>(a.beta.p)[a.beta.at(b, t, hv)]};
 }
 
 // q and k of one token in shared memory, raw, with the factors that normalise and scale them:

@@ -26,9 +26,8 @@ __global__ void __launch_bounds__(kGenericThreads) gdn_generic_kernel(GdnArgs a)
   // Element (i, j) of the [K, V] state, wherever the layout puts it.
   auto off = [&](int i, int j) { return kv ? int64_t(i) * a.vdim + j : int64_t(j) * a.kdim + i; };
   for (int t = 0; t < a.tokens; ++t) {
-    const GateIn gin = load_gate(a, b, t, hv);
     const TokenQK tk = stage_qk<DT>(a, b, t, hv, stage[t & 1]);
-    const Gate gt = finish_gate(a, gin);
+    const Gate gt = gate(a, b, t, hv);
     char* const snapshot = token_state<SDT>(a, b, t, hv);
     for (int j = threadIdx.x; j < a.vdim; j += blockDim.x) {
       float dk = 0.f, dq = 0.f;

@@ -4,8 +4,8 @@
 // Work split: one block of 128 threads per (sequence, value head, block of 32 state columns j). The
 // block's K x 32 state tile is loaded once into registers as 16-byte fragments, kept there for all T
 // tokens (rounded to the pool dtype after each token, so T tokens give the bits of T single steps) and
-// stored once (plus once per token where token slots are asked for). Per token: all its global loads are
-// issued first (gating inputs, v, q, k: one memory round trip), q and k are staged in shared memory; the tile policy computes S^T k and S^T q of the decayed state with fused fp32 FMAs,
+// stored once (plus once per token where token slots are asked for). Per token: q and k are staged in
+// shared memory; the tile policy computes S^T k and S^T q of the decayed state with fused fp32 FMAs,
 // reduces them over K (policy-specific, below), forms u = beta (v - S^T k), o = S^T q + u (k.q), and
 // applies S += k u^T. The state is read once and written once per call: the kernel is bound by memory.
 #pragma once
@@ -37,13 +37,11 @@ __global__ void __launch_bounds__(kTiledThreads) gdn_tiled_kernel(GdnArgs a) {
   for (int r = 0; r < T::kFrags; ++r) load_elems<SDT>(head + T::offset(tid, r, j0, a.vdim) * kElemBytes<SDT>, s[r]);
 
   for (int t = 0; t < a.tokens; ++t) {
-    // Every global load of the token is issued before the first wait: gating inputs, v, then q and k.
-    const GateIn gin = load_gate(a, b, t, hv);
-    const typename T::VRegs vr = T::template load_v<DT>(a.v.p, a.v.at(b, t, hv) + j0);
     const TokenQK tk = stage_qk<DT>(a, b, t, hv, stage[t & 1]);
-    const Gate gt = finish_gate(a, gin);
+    const Gate gt = gate(a, b, t, hv);
+    const int64_t v_at = a.v.at(b, t, hv) + j0;
     const int64_t o_at = b * a.o_bs + t * a.o_ts + hv * a.o_hs + j0;
-    T::template step<DT>(s, tk, gt, vr, a.o, o_at, shared);
+    T::template step<DT>(s, tk, gt, a.v.p, v_at, a.o, o_at, shared);
     if (char* snap = token_state<SDT>(a, b, t, hv)) {
 #pragma unroll
       for (int r = 0; r < T::kFrags; ++r) store_elems<SDT>(snap + T::offset(tid, r, j0, a.vdim) * kElemBytes<SDT>, s[r]);

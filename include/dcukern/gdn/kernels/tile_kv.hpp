@@ -31,19 +31,9 @@ struct KvTile {
     return int64_t(row(tid, r)) * vdim + j0 + col(tid);
   }
 
-  // v of the block's columns: thread j < 32 holds v_j.
-  struct VRegs {
-    float vj;
-  };
   template <DType DT>
-  __device__ static VRegs load_v(const void* v, int64_t v_at) {
-    const int tid = threadIdx.x;
-    return {tid < kTileCols ? load_elem<DT>(v, v_at + tid) : 0.f};
-  }
-
-  template <DType DT>
-  __device__ static void step(float (&s)[kFrags][kFragElems], const TokenQK& tk, const Gate& gt, const VRegs& vr,
-                              void* o, int64_t o_at, Shared& sh) {
+  __device__ static void step(float (&s)[kFrags][kFragElems], const TokenQK& tk, const Gate& gt, const void* v,
+                              int64_t v_at, void* o, int64_t o_at, Shared& sh) {
     const int tid = threadIdx.x, lane = lane_id(), wave = tid / kWarpSize;
     float pk[kFragElems] = {}, pq[kFragElems] = {};
 #pragma unroll
@@ -78,7 +68,7 @@ struct KvTile {
         dk += sh.red[w][0][tid];
         dq += sh.red[w][1][tid];
       }
-      const float u = gt.beta * (vr.vj - dk);
+      const float u = gt.beta * (load_elem<DT>(v, v_at + tid) - dk);
       store_elem<DT>(o, o_at + tid, fmaf(u, tk.kq, dq));
       sh.u[tid] = u;
     }

@@ -26,21 +26,9 @@ struct VkTile {
     return int64_t(j0 + row(tid, r)) * K + key(tid);
   }
 
-  // v of the thread's state rows.
-  struct VRegs {
-    float v[kFrags];
-  };
   template <DType DT>
-  __device__ static VRegs load_v(const void* v, int64_t v_at) {
-    VRegs r;
-#pragma unroll
-    for (int i = 0; i < kFrags; ++i) r.v[i] = load_elem<DT>(v, v_at + row(threadIdx.x, i));
-    return r;
-  }
-
-  template <DType DT>
-  __device__ static void step(float (&s)[kFrags][kFragElems], const TokenQK& tk, const Gate& gt, const VRegs& vr,
-                              void* o, int64_t o_at, Shared&) {
+  __device__ static void step(float (&s)[kFrags][kFragElems], const TokenQK& tk, const Gate& gt, const void* v,
+                              int64_t v_at, void* o, int64_t o_at, Shared&) {
     const int tid = threadIdx.x;
     float kc[kFragElems], qc[kFragElems];
 #pragma unroll
@@ -69,7 +57,7 @@ struct VkTile {
 #pragma unroll
     for (int r = 0; r < kFrags; ++r) {
       const int j = row(tid, r);
-      const float u = gt.beta * (vr.v[r] - dk[r]);
+      const float u = gt.beta * (load_elem<DT>(v, v_at + j) - dk[r]);
       if (tid % kKeyChunks == 0) store_elem<DT>(o, o_at + j, fmaf(u, tk.kq, dq[r]));
 #pragma unroll
       for (int c = 0; c < kFragElems; ++c) s[r][c] = round_to<SDT>(fmaf(kc[c], u, s[r][c]));
