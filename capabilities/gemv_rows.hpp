@@ -35,16 +35,16 @@ constexpr const char* kAmdEvidence =
 
 // ---- general rows ----
 constexpr GemvRow kRowwiseDot2c{
-    "gemv.rowwise.dot2c", "N<=4: one wave per W row, fp16 dot products with v_dot2c_f32_f16",
-    features(Feature::dot2c_f32_f16), nullptr, vectorised(kF16, 1, 4), {}, kAmdEvidence, "gemv.rowwise.fdot2",
+    "gemv.rowwise.dot2c", "N=1: one wave per W row, fp16 dot products with v_dot2c_f32_f16",
+    features(Feature::dot2c_f32_f16), nullptr, vectorised(kF16, 1, 1), {}, kAmdEvidence, "gemv.rowwise.fdot2",
     GemvKernel::rowwise_dot2c, "gemv_rowwise_kernel<dcukern::gemv_detail::Dot2cDot"};
 constexpr GemvRow kRowwiseFdot2{
-    "gemv.rowwise.fdot2", "N<=4: one wave per W row, fp16 dot products with v_dot2_f32_f16",
-    features(Feature::dot2_f32_f16), nullptr, vectorised(kF16, 1, 4), {}, kAmdEvidence, "gemv.rowwise",
+    "gemv.rowwise.fdot2", "N=1: one wave per W row, fp16 dot products with v_dot2_f32_f16",
+    features(Feature::dot2_f32_f16), nullptr, vectorised(kF16, 1, 1), {}, kAmdEvidence, "gemv.rowwise",
     GemvKernel::rowwise_fdot2, "gemv_rowwise_kernel<dcukern::gemv_detail::Fdot2Dot"};
 constexpr GemvRow kRowwise{
-    "gemv.rowwise", "N<=4: one wave per W row, 16-byte streaming loads, wave reductions", 0, nullptr,
-    vectorised(kHalfs, 1, 4), {}, kDeviceEvidence, "gemv.generic", GemvKernel::rowwise,
+    "gemv.rowwise", "N=1: one wave per W row, 16-byte streaming loads, wave reduction", 0, nullptr,
+    vectorised(kHalfs, 1, 1), {}, kDeviceEvidence, "gemv.generic", GemvKernel::rowwise,
     "gemv_rowwise_kernel<dcukern::gemv_detail::FmaDot"};
 constexpr GemvRow kMma{
     "gemv.mma", "N<=16: W tiles as the A operand of mma.sync m16n8k16, split-K across 8 warps",

@@ -149,7 +149,7 @@ void expect_matches(const Problem& pr, int n, const std::vector<uint16_t>& y, co
 }
 
 std::vector<int> n_values(int64_t m, int64_t k) {
-  if (quick_mode()) return {1, 2, 3, 5, 8, 9, 16};
+  if (quick_mode()) return {1, 2, 5, 8, 9, 16};
   if (m * k <= (int64_t(1) << 22)) {
     std::vector<int> all;
     for (int n = 1; n <= kGemvMaxN; ++n) all.push_back(n);
@@ -251,7 +251,7 @@ TEST_CASE("a rejected call writes nothing") {
   }
   // A pinned row that cannot take the call: unsupported, nothing launched.
   pr.dy.fill_bytes(test::kPoisonByte);
-  CHECK(gemv(pr.params(5, false), nullptr, GemvOptions{"gemv.rowwise"}).code() == StatusCode::unsupported);
+  CHECK(gemv(pr.params(4, false), nullptr, GemvOptions{"gemv.rowwise"}).code() == StatusCode::unsupported);
   test::device_synchronize();
   const auto y = pr.dy.download();
   CHECK(std::all_of(y.begin(), y.end(), [](uint16_t v) { return v == 0xFFFF; }));

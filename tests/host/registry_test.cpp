@@ -74,8 +74,7 @@ TEST_CASE("no row is opened by a target name alone or by an unverified feature")
 TEST_CASE("selection follows ISA features and contracts") {
   // gfx906: fdot2 rows yes, dot2c rows no.
   CHECK(chosen(params(DType::f16, 1, 64, 4096), "gfx906") == "gemv.rowwise.fdot2");
-  CHECK(chosen(params(DType::f16, 4, 64, 4096), "gfx906:sramecc+:xnack-") == "gemv.rowwise.fdot2");
-  CHECK(chosen(params(DType::f16, 5, 64, 4096), "gfx906:sramecc+:xnack-") == "gemv.splitk.fdot2");
+  CHECK(chosen(params(DType::f16, 4, 64, 4096), "gfx906:sramecc+:xnack-") == "gemv.splitk.fdot2");
   // gfx90a: dot2c rows.
   CHECK(chosen(params(DType::f16, 1, 64, 4096), "gfx90a") == "gemv.rowwise.dot2c");
   CHECK(chosen(params(DType::f16, 16, 64, 4096), "gfx90a") == "gemv.splitk.dot2c");
@@ -121,7 +120,7 @@ TEST_CASE("explain names every rejected row with its reason") {
   CHECK(saw_dot2c);
   CHECK(why.rejected.size() == 1);  // selection stops at the first row that accepts the call
   Explanation sm90;
-  CHECK(chosen(params(DType::bf16, 5, 64, 4096), "sm_90", &sm90) == "gemv.mma");
+  CHECK(chosen(params(DType::bf16, 4, 64, 4096), "sm_90", &sm90) == "gemv.mma");
   bool saw_rowwise_n = false;
   for (const auto& r : sm90.rejected)
     saw_rowwise_n |= std::string(r.row_id) == "gemv.rowwise" && r.reason.find("N outside") != std::string::npos;
@@ -148,8 +147,8 @@ TEST_CASE("overrides disable and force rows, and forcing never bypasses a check"
   Overrides::instance().force("gemv.rowwise.dot2c");  // gfx906 lacks dot2c: forcing cannot open it
   CHECK(chosen(params(DType::f16, 1, 64, 4096), "gfx906") == "gemv.rowwise.fdot2");
   Overrides::instance().clear();
-  Overrides::instance().force("gemv.rowwise");  // contract N <= 4 only
-  CHECK(chosen(params(DType::f16, 6, 64, 4096), "gfx906") == "gemv.splitk.fdot2");
+  Overrides::instance().force("gemv.rowwise");  // contract N = 1 only
+  CHECK(chosen(params(DType::f16, 2, 64, 4096), "gfx906") == "gemv.splitk.fdot2");
 }
 
 TEST_CASE("overrides are read from the environment") {
@@ -173,7 +172,7 @@ TEST_CASE("a pinned row is checked like any other") {
   Status s = check_gemv_row(params(DType::f16, 1, 64, 4096), target("gfx906"), "gemv.rowwise.dot2c", &row);
   CHECK(s.code() == StatusCode::unsupported);
   CHECK(s.message().find("dot2c") != std::string::npos);
-  CHECK(check_gemv_row(params(DType::f16, 5, 64, 4096), target("gfx906"), "gemv.rowwise", &row).code() ==
+  CHECK(check_gemv_row(params(DType::f16, 2, 64, 4096), target("gfx906"), "gemv.rowwise", &row).code() ==
         StatusCode::unsupported);
   CHECK(check_gemv_row(params(DType::f16, 2, 64, 4096), target("gfx906"), "gemv.nope", &row).code() ==
         StatusCode::invalid_argument);

@@ -28,10 +28,8 @@ void launch_splitk(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
 
 template <template <DType> class Dot, DType DT>
 void launch_rowwise(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
-  const unsigned grid = grid_size(ceil_div(a.m, 256 / ctx.facts.wave_size));
-  if (a.n <= 1) gemv_rowwise_kernel<Dot, DT, 1><<<grid, 256, 0, s>>>(a);
-  else if (a.n <= 2) gemv_rowwise_kernel<Dot, DT, 2><<<grid, 256, 0, s>>>(a);
-  else gemv_rowwise_kernel<Dot, DT, 4><<<grid, 256, 0, s>>>(a);
+  const int64_t waves_per_block = 256 / ctx.facts.wave_size;
+  gemv_rowwise_kernel<Dot, DT><<<grid_size(ceil_div(a.m, waves_per_block)), 256, 0, s>>>(a);
 }
 
 template <DType DT>

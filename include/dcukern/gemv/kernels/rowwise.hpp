@@ -1,9 +1,7 @@
-// gemv.rowwise[.fdot2|.dot2c] — N = 1..4 (the LLMM1 class, widened to a few tokens).
-// Contract: N <= kN (a bucket: 1, 2 or 4; rows n >= N are skipped), K, ldx, ldw multiples of 8; x, W
-// 16-byte aligned.
+// gemv.rowwise[.fdot2|.dot2c] — N = 1 (the LLMM1 class).
+// Contract: K, ldx, ldw multiples of 8; x, W 16-byte aligned.
 // Work split: one wave per row of W, grid-stride over M. Each lane streams 16-byte chunks of its row
-// (kUnroll loads in flight) and uses each against the matching chunks of the N rows of x (cached, read
-// from L1/L2), then one wave reduction per output.
+// (kUnroll loads in flight) against the matching chunks of x (cached), then one wave reduction.
 #pragma once
 #include "dcukern/gemv/kernels/common.hpp"
 
@@ -16,7 +14,7 @@ constexpr int kRowwiseUnroll = 2;
 constexpr int kRowwiseUnroll = 4;
 #endif
 
-template <template <DType> class Dot, DType DT, int kN = 1, int kUnroll = kRowwiseUnroll>
+template <template <DType> class Dot, DType DT, int kUnroll = kRowwiseUnroll>
 __global__ void gemv_rowwise_kernel(GemvArgs a) {
   using D = Dot<DT>;
   if constexpr (!D::kAvailable) {
@@ -27,29 +25,20 @@ __global__ void gemv_rowwise_kernel(GemvArgs a) {
     const uint16_t* x = a.x;
     for (int64_t m = global_wave(); m < a.m; m += grid_waves()) {
       const uint16_t* wr = a.w + m * a.ldw;
-      float acc[kN] = {};
-      // Chunk c of W row m against chunk c of every x row.
-      auto use = [&](const vec16_t& wv, int64_t c) {
-#pragma unroll
-        for (int n = 0; n < kN; ++n)
-          if (n < a.n) acc[n] = D::dot(wv, load16(x + n * a.ldx + c * 8), acc[n]);
-      };
+      float acc = 0.f;
       int64_t c = lane;
       for (; c + (kUnroll - 1) * kWarpSize < chunks; c += kUnroll * kWarpSize) {
-        vec16_t wv[kUnroll];
+        vec16_t wv[kUnroll], xv[kUnroll];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) wv[u] = load_stream16(wr + (c + u * kWarpSize) * 8);
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) use(wv[u], c + u * kWarpSize);
-      }
-      for (; c < chunks; c += kWarpSize) use(load_stream16(wr + c * 8), c);
+        for (int u = 0; u < kUnroll; ++u) xv[u] = load16(x + (c + u * kWarpSize) * 8);
 #pragma unroll
-      for (int n = 0; n < kN; ++n) {
-        if (n < a.n) {
-          const float s = warp_sum(acc[n]);
-          if (lane == 0) store_output<DT>(a, n, m, s);
-        }
+        for (int u = 0; u < kUnroll; ++u) acc = D::dot(wv[u], xv[u], acc);
       }
+      for (; c < chunks; c += kWarpSize) acc = D::dot(load_stream16(wr + c * 8), load16(x + c * 8), acc);
+      acc = warp_sum(acc);
+      if (lane == 0) store_output<DT>(a, 0, m, acc);
     }
   }
 }
