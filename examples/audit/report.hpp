@@ -5,7 +5,9 @@
 #include <string>
 
 #include "capabilities/targets.hpp"
+#include "dcukern/gdn/select.hpp"
 #include "dcukern/gemv/select.hpp"
+#include "dcukern/sampling/select.hpp"
 #include "dcukern/registry/resolve.hpp"
 #include "dcukern/registry/select.hpp"
 
@@ -43,9 +45,12 @@ void print_rows(const char* op_name, const TargetInfo& target, bool this_build) 
   }
 }
 
-// All ops' rows on one target. New ops add one line here.
+// All ops' rows on one target. A new op adds one line here and one in print_all_matrices.
 inline void print_all_rows(const TargetInfo& target, bool this_build) {
   print_rows<GemvOp>("gemv", target, this_build);
+  print_rows<GdnOp>("gdn recurrent update", target, this_build);
+  print_rows<Conv1dOp>("causal conv1d update", target, this_build);
+  print_rows<SamplingOp>("sampling", target, this_build);
 }
 
 // Rows × targets: which row is enabled where, in a build for that target.
@@ -64,6 +69,11 @@ void print_matrix(const char* op_name) {
   }
 }
 
-inline void print_all_matrices() { print_matrix<GemvOp>("gemv"); }
+inline void print_all_matrices() {
+  print_matrix<GemvOp>("gemv");
+  print_matrix<GdnOp>("gdn recurrent update");
+  print_matrix<Conv1dOp>("causal conv1d update");
+  print_matrix<SamplingOp>("sampling");
+}
 
 }  // namespace dcukern::report

@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "capabilities/targets.hpp"
+#include "dcukern/gdn/select.hpp"
 #include "dcukern/gemv/select.hpp"
+#include "dcukern/sampling/select.hpp"
 
 using namespace dcukern;
 
@@ -141,6 +143,9 @@ int main(int argc, char** argv) {
       continue;
     }
     failures += audit_rows<GemvOp>("gemv", *t, kernels);
+    failures += audit_rows<GdnOp>("gdn", *t, kernels);
+    failures += audit_rows<Conv1dOp>("conv1d", *t, kernels);
+    failures += audit_rows<SamplingOp>("sampling", *t, kernels);
     for (const FeatureInfo& f : kFeatureInfo) {
       if (!f.forbidden || has_feature(*t, f.feature)) continue;
       const bool found = contains_mnemonic(all, f.forbidden);

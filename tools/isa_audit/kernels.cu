@@ -2,7 +2,8 @@
 // (hipcc --cuda-device-only -S), which isa_audit then checks against the capability rows.
 #include "dcukern/dcukern.hpp"
 
-// Instantiating the launchers instantiates every kernel a row can name.
+// Instantiating the launchers instantiates every kernel a row can name. (The GDN, conv1d and sampling
+// entry points are plain inline functions: including them already instantiates their kernels.)
 template dcukern::Status dcukern::gemv_detail::launch<dcukern::DType::f16>(
     dcukern::GemvKernel, const dcukern::gemv_detail::GemvArgs&, const dcukern::DeviceContext&, dcukern::stream_t);
 template dcukern::Status dcukern::gemv_detail::launch<dcukern::DType::bf16>(

@@ -1,6 +1,7 @@
 // Element types known to dcukern, their sizes and names, and a bit mask of them for contracts.
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace dcukern {
 
@@ -39,6 +40,14 @@ constexpr DTypeMask dtypes() { return {}; }
 template <class... Rest>
 constexpr DTypeMask dtypes(DType first, Rest... rest) {
   return {(1u << static_cast<unsigned>(first)) | dtypes(rest...).bits};
+}
+
+// "f16,bf16": the names of a mask's dtypes, for capability reports.
+inline std::string dtype_list(DTypeMask m) {
+  std::string s;
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::fp8_e4m3, DType::i32, DType::i64})
+    if (m.has(t)) s += (s.empty() ? "" : ",") + std::string(dtype_name(t));
+  return s;
 }
 
 }  // namespace dcukern

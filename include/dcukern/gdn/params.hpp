@@ -253,6 +253,22 @@ struct GdnContract {
     return nullptr;
   }
   static constexpr int log2(int x) { return x <= 1 ? 0 : 1 + log2(x / 2); }
+
+  // One line for capability reports: "state f32,bf16 layout kv,vk K=64|128|256 V%4 align16".
+  std::string describe() const {
+    std::string s = "state " + dtype_list(state_dtypes) + " layout";
+    s += (layouts & 1u) ? " kv" : "";
+    s += (layouts & 2u) ? ((layouts & 1u) ? ",vk" : " vk") : "";
+    if (k_values) {
+      s += " K=";
+      bool first = true;
+      for (int b = 0; b < 32; ++b)
+        if ((k_values >> b) & 1u) s += (first ? "" : "/") + std::to_string(1 << b), first = false;
+    }
+    if (v_multiple > 1) s += " V%" + std::to_string(v_multiple);
+    if (state_align_bytes > 1) s += " align" + std::to_string(state_align_bytes);
+    return s;
+  }
 };
 
 struct Conv1dContract {
@@ -268,6 +284,15 @@ struct Conv1dContract {
     if (needs_contiguous && !(c.contiguous_weight && c.strides_aligned))
       return "weight rows not contiguous or x / y row strides not multiples of 8";
     return nullptr;
+  }
+
+  // One line for capability reports: "bf16,f16 dim%8 align16 contiguous".
+  std::string describe() const {
+    std::string s = dtype_list(dtypes_);
+    if (dim_multiple > 1) s += " dim%" + std::to_string(dim_multiple);
+    if (align_bytes > 1) s += " align" + std::to_string(align_bytes);
+    if (needs_contiguous) s += " contiguous";
+    return s;
   }
 };
 

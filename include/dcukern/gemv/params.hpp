@@ -99,9 +99,7 @@ struct GemvContract {
 
   // One line for capability reports: "f16,bf16 N=1..16 K%8 align16 M=5120 K=17408 no-bias".
   std::string describe() const {
-    std::string s;
-    for (DType t : {DType::f16, DType::bf16})
-      if (dtypes.has(t)) s += (s.empty() ? "" : ",") + std::string(dtype_name(t));
+    std::string s = dtype_list(dtypes);
     s += n_min == n_max ? " N=" + std::to_string(n_min) : " N=" + std::to_string(n_min) + ".." + std::to_string(n_max);
     if (k_multiple > 1) s += " K%" + std::to_string(k_multiple);
     if (align_bytes > 1) s += " align" + std::to_string(align_bytes);

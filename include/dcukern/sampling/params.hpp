@@ -131,6 +131,14 @@ struct SamplingContract {
       return "V or the row stride is not a multiple of the row's vector width";
     return nullptr;
   }
+
+  // One line for capability reports: "f32,f16,bf16 V<=262144 align16 vec16B".
+  std::string describe() const {
+    std::string s = dtype_list(dtypes) + " V<=" + std::to_string(vocab_max);
+    if (align_bytes > 1) s += " align" + std::to_string(align_bytes);
+    if (vector_bytes > 1) s += " vec" + std::to_string(vector_bytes) + "B";
+    return s;
+  }
 };
 
 }  // namespace dcukern
