@@ -139,4 +139,18 @@ inline double read_bandwidth_gbs() {
   return gbs;
 }
 
+// The main() of every benchmark binary: report the device and the read bandwidth (also into the JSON
+// context), register the op's benchmarks, run them.
+inline int run_benchmarks(int argc, char** argv, void (*register_all)()) {
+  benchmark::Initialize(&argc, argv);
+  std::printf("device: %s, %d SMs, L2 %zu MB, measured read bandwidth %.0f GB/s\n", device_info().name.c_str(),
+              device_info().sms, device_info().l2_bytes >> 20, read_bandwidth_gbs());
+  benchmark::AddCustomContext("device", device_info().name);
+  benchmark::AddCustomContext("read_bw_GBps", std::to_string(read_bandwidth_gbs()));
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
+
 }  // namespace dcukern::bench

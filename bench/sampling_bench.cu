@@ -103,14 +103,4 @@ void register_all() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  std::printf("device: %s, %d SMs, L2 %zu MB, measured read bandwidth %.0f GB/s\n", device_info().name.c_str(),
-              device_info().sms, device_info().l2_bytes >> 20, read_bandwidth_gbs());
-  benchmark::AddCustomContext("device", device_info().name);
-  benchmark::AddCustomContext("read_bw_GBps", std::to_string(read_bandwidth_gbs()));
-  register_all();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return dcukern::bench::run_benchmarks(argc, argv, register_all); }

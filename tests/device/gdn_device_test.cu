@@ -23,13 +23,8 @@ using dcukern::test::DeviceBuffer;
 
 namespace {
 
-bool quick_mode() { return std::getenv("DCUKERN_TEST_QUICK") != nullptr; }
-
-const TargetInfo& device_target() {
-  const DeviceContext* ctx = nullptr;
-  REQUIRE(current_device_context(&ctx).ok());
-  return *ctx->target.info;
-}
+using test::device_target;
+using test::quick_mode;
 
 template <class Op>
 std::vector<const char*> runnable_rows() {

@@ -25,7 +25,7 @@ using dcukern::test::DeviceBuffer;
 
 namespace {
 
-bool quick_mode() { return std::getenv("DCUKERN_TEST_QUICK") != nullptr; }
+using test::quick_mode;
 constexpr double kZ = 4.753;  // one-sided normal quantile of 1e-6
 
 // B copies of one row of logits (rounded to dt), on the device, with a padded stride.

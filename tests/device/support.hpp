@@ -4,11 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "dcukern/platform/device_context.hpp"
 #include "dcukern/platform/runtime.hpp"
 #include "dcukern/ref/gemv.hpp"
 
@@ -31,6 +33,16 @@ namespace dcukern::test {
 inline bool gpu_available() {
   int n = 0;
   return runtime_device_count(&n) == kRuntimeSuccess && n > 0;
+}
+
+// DCUKERN_TEST_QUICK=1: a smaller configuration set (used under compute-sanitizer).
+inline bool quick_mode() { return std::getenv("DCUKERN_TEST_QUICK") != nullptr; }
+
+// The target-table entry of the current device.
+inline const TargetInfo& device_target() {
+  const DeviceContext* ctx = nullptr;
+  REQUIRE(current_device_context(&ctx).ok());
+  return *ctx->target.info;
 }
 
 inline void device_synchronize() { DCUKERN_REQUIRE_RT(DCUKERN_RT(DeviceSynchronize)()); }
