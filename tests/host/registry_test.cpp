@@ -187,3 +187,33 @@ TEST_CASE("hit counters count selections") {
   for (int i = 0; i < 3; ++i) chosen(params(DType::f16, 1, 64, 4095), "gfx906");
   CHECK(HitCounters<GemvOp>::hits(GemvOp::kRowCount - 1) == before + 3);
 }
+
+namespace {
+// A two-row op: one row without device evidence, one with.
+struct TwoRowOp {
+  using Row = CapabilityRow<GemvContract, GemvKernel>;
+  static constexpr std::size_t kRowCount = 2;
+  static const Row (&rows())[2] {
+    static const Row r[2] = {
+        {"test.unproven", "no evidence", 0, nullptr, GemvContract{dtypes(DType::f16)}, {}, nullptr, "test.proven",
+         GemvKernel::generic, "x"},
+        {"test.proven", "evidence", 0, nullptr, GemvContract{dtypes(DType::f16)}, {}, "a test", "none",
+         GemvKernel::generic, "x"}};
+    return r;
+  }
+  static constexpr bool compiled_in(GemvKernel) { return true; }
+};
+}  // namespace
+
+TEST_CASE("a row without device evidence is never selected unless forced") {
+  OverridesReset reset;
+  const GemvCall call{DType::f16, 1, 64, 64, false, 64, 64, 64, 16};
+  Explanation why;
+  const auto* row = select_row<TwoRowOp>(target("sm_90"), call, &why);
+  REQUIRE(row != nullptr);
+  CHECK(std::string(row->id) == "test.proven");
+  REQUIRE(why.rejected.size() == 1);
+  CHECK(why.rejected[0].reason.find("no device evidence") != std::string::npos);
+  Overrides::instance().force("test.unproven");
+  CHECK(std::string(select_row<TwoRowOp>(target("sm_90"), call, nullptr)->id) == "test.unproven");
+}

@@ -19,7 +19,8 @@ struct CapabilityRow {
   const char* tuned_for;     //    tuned rows: the one target they apply to (nullptr: a general row)
   Contract contract;         // 2. kernel preconditions
   Semantics semantics;       // 3. framework semantics
-  const char* evidence;      // 4. tests and evidence files that back it
+  const char* evidence;      // 4. tests and evidence files that back it; nullptr: no device evidence
+                             //    yet, so the row is never selected unless forced
   const char* fallback;      // 5. what runs when it is disabled or its contract fails
   KernelId kernel;           //    which kernel it launches
   const char* kernel_symbol; //    fragment of the demangled kernel name (ISA audit)

@@ -1,6 +1,7 @@
 // Row selection, shared by every op. Order: forced rows, then rows tuned for this target, then the
-// general rows in table order. A row is taken when it is not disabled, its ISA needs are confirmed
-// features of the target, it is compiled into this build, and its contract accepts the call. The first
+// general rows in table order. A row is taken when it is not disabled, has device evidence (or is
+// forced), its ISA needs are confirmed features of the target, it is compiled into this build, and its
+// contract accepts the call. The first
 // hit is taken and its hit counter incremented; on request, every rejection is recorded with its reason.
 // The selection itself allocates nothing unless an Explanation is asked for.
 #pragma once
@@ -46,6 +47,8 @@ inline std::string feature_list(FeatureSet missing) {
 template <class Row>
 std::string row_unavailable_reason(const Row& row, const TargetInfo& target, bool compiled_in) {
   if (Overrides::instance().is_disabled(row.id)) return "disabled by override (DCUKERN_DISABLE or API)";
+  if (!row.evidence && !Overrides::instance().is_forced(row.id))
+    return "no device evidence yet (DCUKERN_FORCE runs it anyway)";
   if (row.tuned_for && std::string(row.tuned_for) != target.name)
     return std::string("tuned for ") + row.tuned_for + " only";
   if (!has_all(target.features, row.isa_needs)) {
@@ -77,6 +80,7 @@ const typename Op::Row* select_row(const TargetInfo& target, const Call& call, E
   auto consider = [&](const typename Op::Row& row) -> bool {
     const bool compiled = Op::compiled_in(row.kernel);
     const bool quick_ok = !Overrides::instance().is_disabled(row.id) &&
+                          (row.evidence || Overrides::instance().is_forced(row.id)) &&
                           (!row.tuned_for || std::string_view(row.tuned_for) == target.name) &&
                           has_all(target.features, row.isa_needs) && compiled;
     if (!quick_ok) {
