@@ -1,7 +1,6 @@
 // GDN row selection, host side: plain C++, usable without a device compiler (audit, explain, tests).
 // Two ops share the pattern of GemvOp: GdnOp (recurrent state update) and Conv1dOp (conv1d update).
 #pragma once
-#include <cstring>
 #include <iterator>
 #include <string>
 
@@ -28,37 +27,18 @@ struct Conv1dOp {
 };
 
 namespace gdn_detail {
-template <class Op>
-const typename Op::Row* find_row(const char* id) {
-  for (const auto& r : Op::rows())
-    if (std::strcmp(r.id, id) == 0) return &r;
-  return nullptr;
-}
-
 // Validate, then choose a row (id == nullptr) or check that the row `id` can run the call.
 template <class Op, class Params, class Call, class Validate>
 Status choose(const char* op, const Params& p, Validate validate, const TargetInfo& target, const char* id,
               const typename Op::Row** row, Explanation* why) {
   Call call;
   if (Status s = validate(p, &call); !s.ok()) return s;
-  if (!id) {
-    *row = select_row<Op>(target, call, why);
-    if (!*row) return Status::unsupported(std::string(op) + ": no row accepts this call on " + target.name);
-    return Status::success();
-  }
-  *row = find_row<Op>(id);
-  if (!*row) return Status::invalid(std::string(op) + ": no row named '" + id + "'");
-  std::string reason = row_unavailable_reason(**row, target, Op::compiled_in((*row)->kernel));
-  if (reason.empty())
-    if (const char* r = (*row)->contract.check(call)) reason = r;
-  if (!reason.empty())
-    return Status::unsupported(std::string(op) + ": row " + id + " cannot run this call: " + reason);
-  return Status::success();
+  return choose_row<Op>(op, call, target, id, row, why);
 }
 }  // namespace gdn_detail
 
-inline const capabilities::GdnRow* find_gdn_row(const char* id) { return gdn_detail::find_row<GdnOp>(id); }
-inline const capabilities::Conv1dRow* find_conv1d_row(const char* id) { return gdn_detail::find_row<Conv1dOp>(id); }
+inline const capabilities::GdnRow* find_gdn_row(const char* id) { return find_row<GdnOp>(id); }
+inline const capabilities::Conv1dRow* find_conv1d_row(const char* id) { return find_row<Conv1dOp>(id); }
 
 // Validate the call and choose its row for `target`; *row is never null on success.
 inline Status select_gdn(const GdnParams& p, const TargetInfo& target, const capabilities::GdnRow** row,

@@ -8,9 +8,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "dcukern/core/status.hpp"
 #include "dcukern/registry/overrides.hpp"
 #include "dcukern/registry/row.hpp"
 #include "dcukern/registry/target.hpp"
@@ -111,6 +113,33 @@ const typename Op::Row* select_row(const TargetInfo& target, const Call& call, E
     }
   }
   return nullptr;
+}
+
+template <class Op>
+const typename Op::Row* find_row(const char* id) {
+  for (const auto& r : Op::rows())
+    if (std::strcmp(r.id, id) == 0) return &r;
+  return nullptr;
+}
+
+// The row for a validated call of `op`: the registry's choice (id == nullptr), or the row named `id`,
+// checked like any other (pinning never opens a row whose ISA needs, evidence or contract fail).
+// *row is never null on success.
+template <class Op, class Call>
+Status choose_row(const char* op, const Call& call, const TargetInfo& target, const char* id,
+                  const typename Op::Row** row, Explanation* why) {
+  if (!id) {
+    *row = select_row<Op>(target, call, why);
+    if (!*row) return Status::unsupported(std::string(op) + ": no row accepts this call on " + target.name);
+    return Status::success();
+  }
+  *row = find_row<Op>(id);
+  if (!*row) return Status::invalid(std::string(op) + ": no row named '" + id + "'");
+  std::string reason = row_unavailable_reason(**row, target, Op::compiled_in((*row)->kernel));
+  if (reason.empty())
+    if (const char* r = (*row)->contract.check(call)) reason = r;
+  if (!reason.empty()) return Status::unsupported(std::string(op) + ": row " + id + " cannot run this call: " + reason);
+  return Status::success();
 }
 
 }  // namespace dcukern
