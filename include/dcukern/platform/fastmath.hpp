@@ -1,6 +1,7 @@
-// Base-2 exponential and logarithm for device code, lowered to hardware instructions on every target
-// (v_exp_f32 / v_log_f32 on AMD without the device libraries, which gfx11 builds lack here; exp2f /
-// log2f on NVIDIA). Deterministic: the same input gives the same bits wherever the code is inlined.
+// fp32 exponentials, logarithms and rsqrt for device code through compiler builtins that lower to
+// hardware instructions on AMD (v_exp_f32, v_log_f32, v_sqrt_f32: no call into the device libraries,
+// which gfx11 builds lack here) and to the CUDA math functions on NVIDIA. Deterministic: the same input
+// gives the same bits wherever the code is inlined.
 #pragma once
 #include "dcukern/platform/runtime.hpp"
 
@@ -19,6 +20,30 @@ __device__ __forceinline__ float device_log2(float x) {
   return __builtin_log2f(x);
 #else
   return log2f(x);
+#endif
+}
+
+__device__ __forceinline__ float device_exp(float x) {
+#if DCUKERN_PLATFORM_HIP
+  return __builtin_expf(x);
+#else
+  return expf(x);
+#endif
+}
+
+__device__ __forceinline__ float device_log(float x) {
+#if DCUKERN_PLATFORM_HIP
+  return __builtin_logf(x);
+#else
+  return logf(x);
+#endif
+}
+
+__device__ __forceinline__ float device_rsqrt(float x) {
+#if DCUKERN_PLATFORM_HIP
+  return 1.0f / __builtin_sqrtf(x);
+#else
+  return rsqrtf(x);
 #endif
 }
 

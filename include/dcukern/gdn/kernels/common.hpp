@@ -6,6 +6,7 @@
 
 #include "dcukern/core/dtype.hpp"
 #include "dcukern/gdn/params.hpp"
+#include "dcukern/platform/fastmath.hpp"
 #include "dcukern/platform/isa.hpp"
 #include "dcukern/platform/numeric.hpp"
 #include "dcukern/platform/vec.hpp"
@@ -53,29 +54,7 @@ struct Conv1dArgs {
   bool silu;
 };
 
-// ---- fp32 math: builtins that lower to instructions (v_exp_f32, v_log_f32, v_sqrt_f32 on AMD) ----
-__device__ __forceinline__ float fexp(float x) {
-#if DCUKERN_PLATFORM_HIP
-  return __builtin_expf(x);
-#else
-  return expf(x);
-#endif
-}
-__device__ __forceinline__ float flog(float x) {
-#if DCUKERN_PLATFORM_HIP
-  return __builtin_logf(x);
-#else
-  return logf(x);
-#endif
-}
-__device__ __forceinline__ float frsqrt(float x) {
-#if DCUKERN_PLATFORM_HIP
-  return 1.0f / __builtin_sqrtf(x);
-#else
-  return rsqrtf(x);
-#endif
-}
-__device__ __forceinline__ float silu(float x) { return x / (1.0f + fexp(-x)); }
+__device__ __forceinline__ float silu(float x) { return x / (1.0f + device_exp(-x)); }
 
 // ---- element access ----
 template <DType DT>
@@ -162,13 +141,13 @@ struct Gate {
 __device__ __forceinline__ Gate gate(const GdnArgs& a, int b, int t, int hv) {
   if (a.raw_gating) {
     const float x = load_any(a.a.p, a.ab_dtype, a.a.at(b, t, hv)) + a.dt_bias[hv];
-    const float softplus = x > 20.f ? x : flog(1.f + fexp(x));
-    const float g = -fexp(a.A_log[hv]) * softplus;
+    const float softplus = x > 20.f ? x : device_log(1.f + device_exp(x));
+    const float g = -device_exp(a.A_log[hv]) * softplus;
     const float bb = load_any(a.b.p, a.ab_dtype, a.b.at(b, t, hv));
-    return {fexp(g), 1.f / (1.f + fexp(-bb))};
+    return {device_exp(g), 1.f / (1.f + device_exp(-bb))};
   }
   const float g = static_cast<const float*>(a.g.p)[a.g.at(b, t, hv)];
-  return {fexp(g), static_cast<const float*>(a.beta.p)[a.beta.at(b, t, hv)]};
+  return {device_exp(g), static_cast<const float*>(a.beta.p)[a.beta.at(b, t, hv)]};
 }
 
 // q and k of one token in shared memory, raw, with the factors that normalise and scale them:
@@ -200,8 +179,8 @@ __device__ __forceinline__ TokenQK stage_qk(const GdnArgs& a, int b, int t, int 
   kk = warp_sum(kk);
   qq = warp_sum(qq);
   kq = warp_sum(kq);
-  const float rk = a.l2norm ? frsqrt(kk + 1e-6f) : 1.f;
-  const float rq = (a.l2norm ? frsqrt(qq + 1e-6f) : 1.f) * a.scale;
+  const float rk = a.l2norm ? device_rsqrt(kk + 1e-6f) : 1.f;
+  const float rq = (a.l2norm ? device_rsqrt(qq + 1e-6f) : 1.f) * a.scale;
   return {buf, buf + a.kdim, rk, rq, kq * rk * rq};
 }
 
