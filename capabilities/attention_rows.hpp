@@ -1,0 +1,43 @@
+// Paged-KV decode attention capability rows. Selection order: forced, tuned for the detected target (none
+// yet), then the rows below, top to bottom.
+//
+// NO ROW HAS DEVICE EVIDENCE YET: every `evidence` is nullptr, so the registry never selects these rows
+// unless forced (DCUKERN_FORCE=attention.row or Overrides::instance().force(id)). They were written,
+// compiled (nvcc sm_90; hipcc gfx906 gfx908 gfx90a gfx940 gfx1030 gfx1100) and host-tested only; a GPU
+// session fills `evidence` after tests/device/attention_device_test.cu passes on the H200.
+#pragma once
+#include "dcukern/attention/kernel_id.hpp"
+#include "dcukern/attention/params.hpp"
+#include "dcukern/core/dtype.hpp"
+#include "dcukern/registry/row.hpp"
+
+namespace dcukern::capabilities {
+
+using AttentionRow = CapabilityRow<AttentionContract, AttentionKernel>;
+
+namespace attention_rows {
+constexpr DTypeMask kHalfs = dtypes(DType::f16, DType::bf16);
+constexpr DTypeMask kKv = dtypes(DType::f16, DType::bf16, DType::fp8_e4m3);
+constexpr AttentionContract any_call(bool workspace) {
+  AttentionContract c{};
+  c.q_dtypes = kHalfs;
+  c.kv_dtypes = kKv;
+  c.needs_workspace = workspace;
+  return c;
+}
+}  // namespace attention_rows
+
+inline constexpr AttentionRow kAttentionRows[] = {
+    {"attention.split_kv",
+     "flash-decoding: blocks per (query row, KV chunk) write fp32 partials, an LSE merge kernel combines "
+     "them; any D<=256, page size, GQA ratio. UNTESTED ON A GPU (evidence nullptr): selected only when forced",
+     0, nullptr, attention_rows::any_call(true), Semantics{true, true, false}, nullptr, "attention.row",
+     AttentionKernel::split_kv, "attention_merge_kernel<"},
+    {"attention.row",
+     "one block per query row over all its keys, warps split the keys, online softmax; any D<=256, page "
+     "size, GQA ratio. UNTESTED ON A GPU (evidence nullptr): selected only when forced",
+     0, nullptr, attention_rows::any_call(false), Semantics{true, false, false}, nullptr,
+     "none (accepts every valid call)", AttentionKernel::row, "attention_row_kernel<"},
+};
+
+}  // namespace dcukern::capabilities

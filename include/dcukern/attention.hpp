@@ -1,0 +1,59 @@
+// Public paged-KV decode attention API. Include with hipcc or nvcc. Host-only code (validation, the
+// split-KV plan, selection, explain, the capability tables) is in dcukern/attention/select.hpp; the
+// double-precision host reference in dcukern/ref/attention.hpp; semantics in dcukern/attention/params.hpp.
+//
+//   size_t bytes = dcukern::attention_workspace_bytes(p);              // split-KV partials (fixed bound)
+//   dcukern::Status s = dcukern::attention(p, workspace, bytes, stream);  // row for the current device
+//
+// No allocation, no host synchronisation: capturable in a HIP/CUDA graph (the plan reads host values
+// only). On any error nothing is launched and o / lse are untouched.
+// NOTE: no attention row has device evidence yet, so none is selected unless forced (DCUKERN_FORCE, or
+// AttentionOptions::row).
+#pragma once
+#include "dcukern/attention/launch.hpp"
+
+namespace dcukern {
+
+struct AttentionOptions {
+  const char* row = nullptr;       // run exactly this row (still ISA- and contract-checked)
+  Explanation* explain = nullptr;  // filled with the chosen row and every rejection
+  AttentionPlanOptions plan;       // split-KV plan: fixed chunk size, forced split
+};
+
+// Workspace for a split-KV row on the current device (0 when the call is invalid or there is no device).
+// Depends only on host values: the same for every replay of a graph.
+inline size_t attention_workspace_bytes(const AttentionParams& p, const AttentionPlanOptions& plan = {}) {
+  const DeviceContext* ctx = nullptr;
+  if (!current_device_context(&ctx).ok()) return 0;
+  return attention_workspace_bytes(p, ctx->facts.compute_units, plan);
+}
+
+inline Status attention(const AttentionParams& p, void* workspace, size_t workspace_bytes, stream_t stream,
+                        const AttentionOptions& opt = {}) {
+  const DeviceContext* ctx = nullptr;
+  if (Status s = current_device_context(&ctx); !s.ok()) return s;
+  const capabilities::AttentionRow* row = nullptr;
+  AttentionCall call;
+  Status s = select_attention(p, workspace != nullptr, *ctx->target.info, opt.row, &row, &call, opt.explain);
+  if (!s.ok()) return s;
+  attn_detail::AttnArgs a = attn_detail::make_args(p);
+  const int64_t rows = int64_t(p.batch) * p.q_tokens * p.num_q_heads;
+  if (row->kernel == AttentionKernel::split_kv) {
+    AttentionPlan plan;
+    if (s = plan_attention(call, ctx->facts.compute_units, opt.plan, &plan); !s.ok()) return s;
+    const size_t need = attention_plan_workspace_bytes(plan, p.head_dim);
+    if (workspace_bytes < need)
+      return Status::invalid("attention: workspace of " + std::to_string(workspace_bytes) + " bytes, the plan needs " +
+                             std::to_string(need));
+    if (reinterpret_cast<uintptr_t>(workspace) % 4) return Status::invalid("attention: workspace not 4-byte aligned");
+    a.num_chunks = plan.num_chunks;
+    a.chunk_size = plan.chunk_size;
+    a.part_o = static_cast<float*>(workspace);
+    a.part_lse = a.part_o + static_cast<size_t>(rows) * plan.num_chunks * p.head_dim;
+  }
+  s = attn_detail::launch(row->kernel, p.q.dtype, p.kv.dtype, a, rows, stream);
+  if (!s.ok()) return s;
+  return runtime_status(runtime_last_error(), "attention launch");
+}
+
+}  // namespace dcukern

@@ -1,0 +1,75 @@
+// Launch of the kernels an attention row names: argument block, grid sizes, and the runtime -> template
+// dispatch (q dtype x KV dtype), each switch ending in an explicit error.
+#pragma once
+#include <cmath>
+
+#include "dcukern/attention/kernels/merge.hpp"
+#include "dcukern/attention/kernels/row.hpp"
+#include "dcukern/attention/select.hpp"
+#include "dcukern/platform/device_context.hpp"
+
+namespace dcukern::attn_detail {
+
+inline AttnArgs make_args(const AttentionParams& p) {
+  AttnArgs a{};
+  a.q = static_cast<const uint16_t*>(p.q.data);
+  a.o = static_cast<uint16_t*>(p.o.data);
+  a.k = p.kv.k;
+  a.v = p.kv.v;
+  a.q_bs = p.q.batch_stride, a.q_ts = p.q.token_stride, a.q_hs = p.q.head_stride;
+  a.o_bs = p.o.batch_stride, a.o_ts = p.o.token_stride, a.o_hs = p.o.head_stride;
+  a.page_stride = p.kv.page_stride, a.token_stride = p.kv.token_stride, a.head_stride = p.kv.head_stride;
+  a.block_table = p.block_table;
+  a.bt_stride = p.block_table_stride;
+  a.capacity = int64_t(p.max_pages) * p.kv.page_size;
+  a.page_size = p.kv.page_size;
+  a.context_lens = p.context_lens;
+  a.lse = p.lse;
+  a.tokens = p.q_tokens, a.hq = p.num_q_heads, a.group = p.num_q_heads / p.num_kv_heads, a.head_dim = p.head_dim;
+  a.scale = p.scale > 0.f ? p.scale : static_cast<float>(1.0 / std::sqrt(double(p.head_dim)));
+  a.soft_cap = p.soft_cap;
+  a.k_scale = p.kv.k_scale, a.v_scale = p.kv.v_scale;
+  a.window_left = p.window_left;
+  a.alibi = p.alibi_slopes;
+  a.sinks = p.sinks;
+  a.num_chunks = 1;
+  a.chunk_size = a.capacity;
+  return a;
+}
+
+template <DType QT, DType KVT>
+Status launch_typed(AttentionKernel kernel, const AttnArgs& a, int64_t rows, stream_t s) {
+  switch (kernel) {
+    case AttentionKernel::row:
+      attention_row_kernel<QT, KVT, false><<<static_cast<unsigned>(rows), kAttnThreads, 0, s>>>(a);
+      return Status::success();
+    case AttentionKernel::split_kv:
+      attention_row_kernel<QT, KVT, true><<<static_cast<unsigned>(rows * a.num_chunks), kAttnThreads, 0, s>>>(a);
+      attention_merge_kernel<QT><<<static_cast<unsigned>(rows), kMergeThreads, 0, s>>>(a);
+      return Status::success();
+  }
+  return Status::unsupported("attention: kernel not compiled into this build");
+}
+
+template <DType QT>
+Status launch_q(AttentionKernel kernel, DType kv, const AttnArgs& a, int64_t rows, stream_t s) {
+  switch (kv) {
+    case DType::f16: return launch_typed<QT, DType::f16>(kernel, a, rows, s);
+    case DType::bf16: return launch_typed<QT, DType::bf16>(kernel, a, rows, s);
+    case DType::fp8_e4m3: return launch_typed<QT, DType::fp8_e4m3>(kernel, a, rows, s);
+    default: break;
+  }
+  return Status::unsupported(std::string("attention: KV dtype ") + dtype_name(kv));
+}
+
+inline Status launch(AttentionKernel kernel, DType q, DType kv, const AttnArgs& a, int64_t rows, stream_t s) {
+  if (rows > kAttnMaxGridBlocks) return Status::unsupported("attention: more than 2^31 - 1 query rows");
+  switch (q) {
+    case DType::f16: return launch_q<DType::f16>(kernel, kv, a, rows, s);
+    case DType::bf16: return launch_q<DType::bf16>(kernel, kv, a, rows, s);
+    default: break;
+  }
+  return Status::unsupported(std::string("attention: q dtype ") + dtype_name(q));
+}
+
+}  // namespace dcukern::attn_detail

@@ -1,0 +1,76 @@
+// Split-KV (flash-decoding) plan, host side: how many chunks each query row's keys are cut into, and the
+// workspace that holds the partials. Graph-safe: the plan reads only host values (B, T, Hq, the host-known
+// context bound and the device's compute-unit count), never context_lens, so the same plan and the same
+// workspace size hold for every replay of a captured graph.
+//
+// Chunk c of a query row covers absolute key positions [c * chunk_size, (c + 1) * chunk_size), the last
+// chunk of the grid everything after it; a chunk with no key of the row writes lse = -inf and is skipped
+// by the merge. With fixed_chunk_size set, a sequence's partition and the merge order depend only on its
+// own context and the chunk size, so its output has the same bits whatever else is in the batch.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "dcukern/attention/params.hpp"
+
+namespace dcukern {
+
+struct AttentionPlanOptions {
+  int64_t fixed_chunk_size = 0;  // > 0: chunks of exactly this many positions (batch-invariant bits)
+  bool force_split = false;      // split even where there are enough query rows to fill the device
+};
+
+struct AttentionPlan {
+  int64_t chunk_size = 0;  // positions per chunk
+  int num_chunks = 1;      // grid chunks per query row
+  int64_t rows = 0;        // B * T * Hq
+};
+
+constexpr int64_t kAttnMinChunk = 256;     // automatic plans never cut finer
+constexpr int kAttnBlocksPerCu = 4;        // automatic plans aim at this many blocks per compute unit
+constexpr int64_t kAttnMaxGridBlocks = (int64_t(1) << 31) - 1;
+
+inline Status plan_attention(const AttentionCall& c, int compute_units, const AttentionPlanOptions& opt,
+                             AttentionPlan* plan) {
+  const int64_t rows = int64_t(c.batch) * c.q_tokens * c.num_q_heads;
+  const int64_t ctx = std::max<int64_t>(c.max_context, 1);
+  AttentionPlan p;
+  p.rows = rows;
+  if (opt.fixed_chunk_size < 0) return Status::invalid("attention: fixed_chunk_size must be >= 0");
+  if (opt.fixed_chunk_size > 0) {
+    p.chunk_size = opt.fixed_chunk_size;
+  } else {
+    const int64_t target = int64_t(kAttnBlocksPerCu) * std::max(compute_units, 1);
+    int64_t wanted = rows >= target && !opt.force_split ? 1 : (target + rows - 1) / rows;
+    if (opt.force_split) wanted = std::max<int64_t>(wanted, 2);
+    int64_t size = (ctx + wanted - 1) / wanted;
+    size = std::max(kAttnMinChunk, (size + 63) / 64 * 64);
+    if (opt.force_split && size >= ctx) size = std::max<int64_t>(1, (ctx + 1) / 2);
+    p.chunk_size = size;
+  }
+  const int64_t chunks = (ctx + p.chunk_size - 1) / p.chunk_size;
+  if (chunks * rows > kAttnMaxGridBlocks)
+    return Status::unsupported("attention: split-KV plan needs " + attn_detail::num(chunks * rows) +
+                               " blocks (> 2^31 - 1): raise fixed_chunk_size");
+  p.num_chunks = static_cast<int>(std::max<int64_t>(chunks, 1));
+  *plan = p;
+  return Status::success();
+}
+
+// Workspace of a split plan: fp32 partial outputs [rows, chunks, D], then fp32 partial LSEs [rows, chunks].
+inline size_t attention_plan_workspace_bytes(const AttentionPlan& p, int head_dim) {
+  const size_t n = static_cast<size_t>(p.rows) * static_cast<size_t>(p.num_chunks);
+  return n * static_cast<size_t>(head_dim) * sizeof(float) + n * sizeof(float);
+}
+
+// Workspace a split-KV row needs for this call on a device with `compute_units` CUs (0 on error).
+inline size_t attention_workspace_bytes(const AttentionParams& params, int compute_units,
+                                        const AttentionPlanOptions& opt = {}) {
+  AttentionCall call;
+  AttentionPlan plan;
+  if (!validate_attention(params, &call).ok() || !plan_attention(call, compute_units, opt, &plan).ok()) return 0;
+  return attention_plan_workspace_bytes(plan, params.head_dim);
+}
+
+}  // namespace dcukern

@@ -1,0 +1,178 @@
+// Attention validation: every invalid input gets a readable error naming the problem; the split-KV plan
+// and its workspace bound; row selection (rows without device evidence only when forced).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "capabilities/targets.hpp"
+#include "dcukern/attention/select.hpp"
+
+using namespace dcukern;
+
+namespace {
+constexpr int B = 2, T = 1, HQ = 8, HKV = 2, D = 128, PS = 16, NP = 6, MP = 3;
+alignas(256) uint16_t q[B * T * HQ * D], o[B * T * HQ * D];
+alignas(256) uint16_t kpool[NP * PS * HKV * D], vpool[NP * PS * HKV * D];
+int32_t table[B * MP] = {0, 1, 2, 3, 4, 5};
+int32_t ctx[B] = {40, 7};
+float lse[B * T * HQ];
+
+AttentionParams valid() {
+  AttentionParams p;
+  p.batch = B, p.q_tokens = T, p.num_q_heads = HQ, p.num_kv_heads = HKV, p.head_dim = D;
+  p.q = {q, DType::bf16, int64_t(T) * HQ * D, int64_t(HQ) * D, D};
+  p.o = {o, DType::bf16, int64_t(T) * HQ * D, int64_t(HQ) * D, D};
+  p.kv = {kpool, vpool, DType::bf16, NP, PS, int64_t(PS) * HKV * D, int64_t(HKV) * D, D};
+  p.block_table = table, p.max_pages = MP, p.block_table_stride = MP;
+  p.context_lens = ctx;
+  p.lse = lse;
+  return p;
+}
+void expect(const AttentionParams& p, StatusCode code, const char* fragment) {
+  AttentionCall c;
+  const Status s = validate_attention(p, &c);
+  INFO(s.to_string() << "  (expected: " << fragment << ")");
+  CHECK(s.code() == code);
+  CHECK(s.message().find(fragment) != std::string::npos);
+}
+}  // namespace
+
+TEST_CASE("attention: a valid call passes, in both pool layouts") {
+  AttentionCall c;
+  CHECK(validate_attention(valid(), &c).ok());
+  CHECK(c.group == 4);
+  CHECK(c.max_context == MP * PS);
+  AttentionParams p = valid();  // head-major [pages, Hkv, page_size, D]
+  p.kv.page_stride = int64_t(HKV) * PS * D, p.kv.head_stride = int64_t(PS) * D, p.kv.token_stride = D;
+  CHECK(validate_attention(p, &c).ok());
+  p.kv.dtype = DType::fp8_e4m3, p.kv.k_scale = 0.5f, p.kv.v_scale = 2.f;
+  CHECK(validate_attention(p, &c).ok());
+  p = valid();
+  p.kv.page_size = 544, p.kv.page_stride = 544LL * HKV * D;  // non power of two
+  CHECK(validate_attention(p, &c).ok());
+  p = valid();
+  p.q_tokens = 8, p.batch = 1;
+  p.q.batch_stride = p.o.batch_stride = 8LL * HQ * D;
+  CHECK(validate_attention(p, &c).ok());
+}
+
+TEST_CASE("attention: every invalid input is rejected with a readable message") {
+  AttentionParams p;
+  p = valid(); p.q.data = nullptr; expect(p, StatusCode::invalid_argument, "null pointer for q");
+  p = valid(); p.o.data = nullptr; expect(p, StatusCode::invalid_argument, "null pointer for o");
+  p = valid(); p.kv.k = nullptr; expect(p, StatusCode::invalid_argument, "null pointer for k pool");
+  p = valid(); p.kv.v = nullptr; expect(p, StatusCode::invalid_argument, "null pointer for v pool");
+  p = valid(); p.block_table = nullptr; expect(p, StatusCode::invalid_argument, "null pointer for block_table");
+  p = valid(); p.context_lens = nullptr; expect(p, StatusCode::invalid_argument, "null pointer for context_lens");
+  p = valid(); p.batch = 0; expect(p, StatusCode::invalid_argument, "batch = 0");
+  p = valid(); p.q_tokens = 9; expect(p, StatusCode::invalid_argument, "q_tokens = 9");
+  p = valid(); p.q_tokens = 0; expect(p, StatusCode::invalid_argument, "q_tokens = 0");
+  p = valid(); p.num_q_heads = 7; expect(p, StatusCode::invalid_argument, "multiple of KV heads");
+  p = valid(); p.num_kv_heads = 0; expect(p, StatusCode::invalid_argument, "multiple of KV heads");
+  p = valid(); p.num_q_heads = 1; expect(p, StatusCode::invalid_argument, "multiple of KV heads");
+  p = valid(); p.head_dim = 512; expect(p, StatusCode::unsupported, "head_dim 512");
+  p = valid(); p.head_dim = 0; expect(p, StatusCode::unsupported, "head_dim 0");
+  p = valid(); p.q.dtype = DType::f32; expect(p, StatusCode::unsupported, "q dtype f32");
+  p = valid(); p.o.dtype = DType::f16; expect(p, StatusCode::invalid_argument, "dtype mismatch");
+  p = valid(); p.kv.dtype = DType::f32; expect(p, StatusCode::unsupported, "KV dtype f32");
+  p = valid(); p.kv.dtype = DType::fp8_e4m3; p.kv.k_scale = 0.f; expect(p, StatusCode::invalid_argument, "k_scale");
+  p = valid(); p.kv.dtype = DType::fp8_e4m3; p.kv.v_scale = std::nanf(""); expect(p, StatusCode::invalid_argument, "v_scale");
+  p = valid(); p.kv.page_size = 0; expect(p, StatusCode::invalid_argument, "page_size = 0");
+  p = valid(); p.kv.num_pages = 0; expect(p, StatusCode::invalid_argument, "0 pages");
+  p = valid(); p.max_pages = 0; expect(p, StatusCode::invalid_argument, "max_pages = 0");
+  p = valid(); p.block_table_stride = 2; expect(p, StatusCode::invalid_argument, "block_table row stride 2");
+  p = valid(); p.max_pages = 1 << 20; p.block_table_stride = 1 << 20; p.kv.page_size = 4096;
+  p.kv.page_stride = 4096LL * HKV * D; expect(p, StatusCode::invalid_argument, "exceeds 2^31");
+  p = valid(); p.max_context_len = MP * PS + 1; expect(p, StatusCode::invalid_argument, "max_context_len");
+  p = valid(); p.max_context_len = -1; expect(p, StatusCode::invalid_argument, "max_context_len");
+  p = valid(); p.kv.token_stride = D - 1; expect(p, StatusCode::invalid_argument, "pool strides overlap");
+  p = valid(); p.kv.page_stride = int64_t(PS) * HKV * D - 1; expect(p, StatusCode::invalid_argument, "pool strides overlap");
+  p = valid(); p.kv.head_stride = -D; expect(p, StatusCode::invalid_argument, "negative pool stride");
+  p = valid(); p.q.head_stride = D - 1; expect(p, StatusCode::invalid_argument, "q: head stride below head_dim");
+  p = valid(); p.q.batch_stride = -1; expect(p, StatusCode::invalid_argument, "q: negative stride");
+  p = valid(); p.o.batch_stride = D; expect(p, StatusCode::invalid_argument, "o: batch stride");
+  p = valid(); p.q_tokens = 2; p.o.token_stride = D; expect(p, StatusCode::invalid_argument, "o: token stride");
+  p = valid(); p.o.data = q; expect(p, StatusCode::invalid_argument, "aliases");
+  p = valid(); p.scale = -1.f; expect(p, StatusCode::invalid_argument, "scale");
+  p = valid(); p.scale = INFINITY; expect(p, StatusCode::invalid_argument, "scale");
+  p = valid(); p.soft_cap = -2.f; expect(p, StatusCode::invalid_argument, "soft_cap");
+  p = valid(); p.window_left = -2; expect(p, StatusCode::invalid_argument, "window_left = -2");
+}
+
+TEST_CASE("attention: split-KV plan and workspace bound") {
+  AttentionCall c;
+  AttentionParams p = valid();
+  REQUIRE(validate_attention(p, &c).ok());
+  AttentionPlan plan;
+  // Enough rows to fill 4 CUs x 4 blocks (B*T*Hq = 16): one chunk.
+  REQUIRE(plan_attention(c, 4, {}, &plan).ok());
+  CHECK(plan.num_chunks == 1);
+  CHECK(plan.rows == 16);
+  // One long sequence on 132 CUs: split, chunks >= kAttnMinChunk, covering the bound.
+  c.batch = 1, c.num_q_heads = 8, c.max_context = 32768;
+  REQUIRE(plan_attention(c, 132, {}, &plan).ok());
+  CHECK(plan.num_chunks > 1);
+  CHECK(plan.chunk_size >= kAttnMinChunk);
+  CHECK(plan.chunk_size * plan.num_chunks >= 32768);
+  CHECK(plan.chunk_size * (plan.num_chunks - 1) < 32768);
+  // Fixed chunk size: the partition depends only on the chunk size and the bound.
+  AttentionPlanOptions fixed;
+  fixed.fixed_chunk_size = 1000;
+  REQUIRE(plan_attention(c, 132, fixed, &plan).ok());
+  CHECK(plan.chunk_size == 1000);
+  CHECK(plan.num_chunks == 33);
+  CHECK(attention_plan_workspace_bytes(plan, 128) == size_t(8) * 33 * 129 * 4);
+  c.num_q_heads = 1 << 20, c.batch = 1 << 10;
+  fixed.fixed_chunk_size = 1;
+  CHECK(plan_attention(c, 132, fixed, &plan).code() == StatusCode::unsupported);
+  fixed.fixed_chunk_size = -3;
+  CHECK(plan_attention(c, 132, fixed, &plan).code() == StatusCode::invalid_argument);
+  // force_split splits a short context too.
+  c.batch = 64, c.num_q_heads = 32, c.max_context = 100;
+  AttentionPlanOptions force;
+  force.force_split = true;
+  REQUIRE(plan_attention(c, 132, force, &plan).ok());
+  CHECK(plan.num_chunks == 2);
+  // The public query: the plan's bytes, 0 for an invalid call; independent of context_lens values.
+  const size_t bytes = attention_workspace_bytes(p, 132);
+  CHECK(bytes > 0);
+  ctx[0] = 1;
+  CHECK(attention_workspace_bytes(p, 132) == bytes);
+  ctx[0] = 40;
+  p.batch = 0;
+  CHECK(attention_workspace_bytes(p, 132) == 0);
+}
+
+TEST_CASE("attention: rows without device evidence are selected only when forced") {
+  for (const auto& row : AttentionOp::rows()) {
+    CHECK(row.evidence == nullptr);
+    CHECK(row.isa_needs == attention_kernel_isa(row.kernel));
+    CHECK(row.kernel_symbol != nullptr);
+    CHECK(!row.contract.describe().empty());
+  }
+  const TargetInfo& t = *capabilities::find_target("sm_90");
+  const capabilities::AttentionRow* row = nullptr;
+  AttentionCall c;
+  Explanation why;
+  Status s = select_attention(valid(), true, t, nullptr, &row, &c, &why);
+  CHECK(s.code() == StatusCode::unsupported);
+  CHECK(why.to_string().find("no device evidence") != std::string::npos);
+  Overrides::instance().force("attention.split_kv");
+  s = select_attention(valid(), true, t, nullptr, &row, &c);
+  CHECK(s.ok());
+  if (s.ok()) CHECK(std::string(row->id) == "attention.split_kv");
+  // Without a workspace the split row's contract rejects the call; the row row is not forced.
+  s = select_attention(valid(), false, t, nullptr, &row, &c, &why);
+  CHECK(!s.ok());
+  s = select_attention(valid(), false, t, "attention.split_kv", &row, &c);
+  CHECK(s.message().find("workspace") != std::string::npos);
+  Overrides::instance().unforce("attention.split_kv");
+  Overrides::instance().force("attention.row");
+  CHECK(select_attention(valid(), false, t, "attention.row", &row, &c).ok());
+  // Validation comes first: an invalid call never reaches selection.
+  AttentionParams bad = valid();
+  bad.head_dim = 300;
+  CHECK(select_attention(bad, false, t, "attention.row", &row, &c).code() == StatusCode::unsupported);
+  CHECK(select_attention(valid(), false, t, "attention.nope", &row, &c).code() == StatusCode::invalid_argument);
+  Overrides::instance().unforce("attention.row");
+}
