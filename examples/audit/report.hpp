@@ -5,6 +5,7 @@
 #include <string>
 
 #include "capabilities/targets.hpp"
+#include "dcukern/attention/select.hpp"
 #include "dcukern/gdn/select.hpp"
 #include "dcukern/gemv/select.hpp"
 #include "dcukern/sampling/select.hpp"
@@ -51,6 +52,7 @@ inline void print_all_rows(const TargetInfo& target, bool this_build) {
   print_rows<GdnOp>("gdn recurrent update", target, this_build);
   print_rows<Conv1dOp>("causal conv1d update", target, this_build);
   print_rows<SamplingOp>("sampling", target, this_build);
+  print_rows<AttentionOp>("paged-KV decode attention", target, this_build);
 }
 
 // Rows × targets: which row is enabled where, in a build for that target.
@@ -74,6 +76,7 @@ inline void print_all_matrices() {
   print_matrix<GdnOp>("gdn recurrent update");
   print_matrix<Conv1dOp>("causal conv1d update");
   print_matrix<SamplingOp>("sampling");
+  print_matrix<AttentionOp>("paged-KV decode attention");
 }
 
 }  // namespace dcukern::report

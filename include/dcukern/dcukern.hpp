@@ -1,5 +1,6 @@
 // Umbrella header for device builds (hipcc / nvcc).
 #pragma once
 #include "dcukern/gemv.hpp"
+#include "dcukern/attention.hpp"
 #include "dcukern/gdn.hpp"
 #include "dcukern/sampling.hpp"

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "capabilities/targets.hpp"
+#include "dcukern/attention/select.hpp"
 #include "dcukern/gdn/select.hpp"
 #include "dcukern/gemv/select.hpp"
 #include "dcukern/sampling/select.hpp"
@@ -146,6 +147,7 @@ int main(int argc, char** argv) {
     failures += audit_rows<GdnOp>("gdn", *t, kernels);
     failures += audit_rows<Conv1dOp>("conv1d", *t, kernels);
     failures += audit_rows<SamplingOp>("sampling", *t, kernels);
+    failures += audit_rows<AttentionOp>("attention", *t, kernels);
     for (const FeatureInfo& f : kFeatureInfo) {
       if (!f.forbidden || has_feature(*t, f.feature)) continue;
       const bool found = contains_mnemonic(all, f.forbidden);

@@ -1,0 +1,351 @@
+// Paged-KV decode attention device tests: the attention rows (forced: none has device evidence yet)
+// against the double host reference over head_dim {64, 96, 128, 256} x page size {1, 16, 64, 544} x GQA
+// ratio {1, 2, 4, 5, 6, 8, 16}, both pool layouts; ragged contexts 0..32768 in one batch; every option on
+// and off (scale, soft cap, window, ALiBi, sinks, LSE); fp8 e4m3 KV; 1..8 query tokens; split and unsplit
+// plans; fixed-chunk bits identical across batch compositions; graph capture + replay; rejected calls
+// write nothing. DCUKERN_TEST_QUICK=1 runs a smaller set (compute-sanitizer).
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../host/attention_problem.hpp"
+#include "dcukern/attention.hpp"
+#include "support.hpp"
+
+using namespace dcukern;
+using dcukern::test::AttnConfig;
+using dcukern::test::AttnHostProblem;
+using dcukern::test::DeviceBuffer;
+using dcukern::test::quick_mode;
+
+namespace {
+
+const char* const kRows[] = {"attention.row", "attention.split_kv"};
+
+// Forces a row for the guard's lifetime (rows without evidence run only when forced).
+struct ForceRow {
+  std::string id;
+  explicit ForceRow(const char* row) : id(row) { Overrides::instance().force(id); }
+  ~ForceRow() { Overrides::instance().unforce(id); }
+};
+
+template <class T>
+DeviceBuffer<T> upload(const std::vector<T>& h) {
+  DeviceBuffer<T> d(h.size());
+  if (!h.empty()) d.upload(h);
+  return d;
+}
+
+struct DeviceProblem {
+  AttnHostProblem h;
+  DeviceBuffer<uint16_t> q, o;
+  DeviceBuffer<uint8_t> k, v;
+  DeviceBuffer<int32_t> table, ctx;
+  DeviceBuffer<float> lse, alibi, sinks;
+  DeviceProblem(const AttnConfig& c, std::mt19937_64& rng)
+      : h(c, rng), q(upload(h.q)), o(h.out_elems()), k(upload(h.k)), v(upload(h.v)), table(upload(h.table)),
+        ctx(upload(h.ctx)), lse(h.rows()), alibi(upload(h.alibi)), sinks(upload(h.sinks)) {}
+  AttentionParams params() const {
+    return h.params(q.get(), o.get(), k.get(), v.get(), table.get(), ctx.get(), lse.get(), alibi.get(), sinks.get());
+  }
+  void poison() {
+    o.fill_bytes(test::kPoisonByte);
+    lse.fill_bytes(test::kPoisonByte);
+  }
+};
+
+// Runs row `id` (forced) with its workspace on the default stream; synchronises.
+Status run(DeviceProblem& pr, const char* id, const AttentionPlanOptions& plan = {}, const AttentionParams* over = nullptr) {
+  ForceRow force(id);
+  const AttentionParams p = over ? *over : pr.params();
+  const size_t bytes = std::string(id) == "attention.split_kv" ? attention_workspace_bytes(p, plan) : 0;
+  DeviceBuffer<uint8_t> ws(bytes);
+  AttentionOptions opt;
+  opt.row = id;
+  opt.plan = plan;
+  const Status s = attention(p, bytes ? ws.get() : nullptr, bytes, stream_t{}, opt);
+  test::device_synchronize();
+  return s;
+}
+
+double out_tolerance(DType t) { return t == DType::bf16 ? 1.6e-2 : 3e-3; }
+
+// Device output against the double reference: o within tolerance (exact zeros for rows without keys),
+// LSE within 1e-3 (exactly -inf for rows without keys).
+void check_against_reference(DeviceProblem& pr, const std::string& what) {
+  INFO(what);
+  const auto r = ref::attention(pr.h.host_params());
+  const auto o = pr.o.download();
+  const auto lse = pr.lse.download();
+  const int D = pr.h.c.D;
+  const double tol = out_tolerance(pr.h.c.qt);
+  int bad = 0;
+  for (size_t row = 0; row < pr.h.rows() && bad < 5; ++row) {
+    for (int d = 0; d < D; ++d) {
+      const double got = ref::to_float(pr.h.c.qt, o[row * D + d]), want = r.o[row * D + d];
+      if (!(std::fabs(got - want) <= tol * (1.0 + std::fabs(want)))) {
+        ++bad;
+        INFO("row " << row << " d " << d << " got " << got << " want " << want);
+        CHECK(false);
+        break;
+      }
+    }
+    if (pr.h.c.lse) {
+      if (std::isinf(r.lse[row])) {
+        CHECK(std::isinf(lse[row]));
+        CHECK(lse[row] < 0);
+      } else if (!(std::fabs(lse[row] - r.lse[row]) <= 1e-3 * (1.0 + std::fabs(r.lse[row])))) {
+        ++bad;
+        INFO("row " << row << " lse got " << lse[row] << " want " << r.lse[row]);
+        CHECK(false);
+      }
+    }
+  }
+  CHECK(bad == 0);
+}
+
+std::string describe(const AttnConfig& c, const char* id) {
+  std::string s = std::string(id) + " D=" + std::to_string(c.D) + " ps=" + std::to_string(c.page_size) +
+                  " Hq/Hkv=" + std::to_string(c.hq) + "/" + std::to_string(c.hkv) + " T=" + std::to_string(c.T) +
+                  " q=" + dtype_name(c.qt) + " kv=" + dtype_name(c.kvt) + (c.head_major ? " HND" : " NHD") + " ctx=";
+  for (int x : c.ctx) s += std::to_string(x) + ",";
+  if (c.scale > 0) s += " scale";
+  if (c.soft_cap > 0) s += " cap";
+  if (c.window_left >= 0) s += " window=" + std::to_string(c.window_left);
+  if (c.alibi) s += " alibi";
+  if (c.sinks) s += " sinks";
+  if (!c.lse) s += " no-lse";
+  return s;
+}
+
+void run_and_check(const AttnConfig& c, std::mt19937_64& rng, const AttentionPlanOptions& plan = {}) {
+  DeviceProblem pr(c, rng);
+  for (const char* id : kRows) {
+    pr.poison();
+    const std::string what = describe(c, id);
+    INFO(what);
+    const Status s = run(pr, id, plan);
+    INFO(s.to_string());
+    REQUIRE(s.ok());
+    check_against_reference(pr, what);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("attention: head_dim x page size x GQA ratio, both layouts, ragged short contexts") {
+  std::mt19937_64 rng(11);
+  const std::vector<int> dims = quick_mode() ? std::vector<int>{64, 128} : std::vector<int>{64, 96, 128, 256};
+  const std::vector<int> pages = quick_mode() ? std::vector<int>{1, 544} : std::vector<int>{1, 16, 64, 544};
+  const std::vector<int> groups = quick_mode() ? std::vector<int>{1, 5} : std::vector<int>{1, 2, 4, 5, 6, 8, 16};
+  int n = 0;
+  for (int D : dims)
+    for (int ps : pages)
+      for (int g : groups) {
+        AttnConfig c;
+        c.D = D, c.page_size = ps, c.hkv = 2, c.hq = 2 * g;
+        c.head_major = (n & 1) != 0;
+        c.qt = (n % 3 == 0) ? DType::f16 : DType::bf16;
+        c.kvt = (n % 4 == 1) ? DType::f16 : DType::bf16;
+        c.ctx = {0, 1, 17, 300, 1100};
+        ++n;
+        run_and_check(c, rng);
+      }
+}
+
+TEST_CASE("attention: ragged contexts 0..32768 in one batch, page sizes 16 and 544") {
+  std::mt19937_64 rng(12);
+  for (int ps : {16, 544})
+    for (DType kvt : {DType::bf16, DType::f16}) {
+      AttnConfig c;
+      c.D = 128, c.hq = 8, c.hkv = 2, c.page_size = ps, c.kvt = kvt, c.qt = kvt;
+      c.ctx = quick_mode() ? std::vector<int32_t>{0, 1, 511, 4097} : std::vector<int32_t>{0, 1, 511, 4097, 32768, 1023};
+      run_and_check(c, rng);
+    }
+}
+
+TEST_CASE("attention: every option on and off, alone and together") {
+  std::mt19937_64 rng(13);
+  for (int opt = 0; opt < 8; ++opt) {
+    AttnConfig c;
+    c.D = 128, c.hq = 8, c.hkv = 2, c.page_size = 16;
+    c.ctx = {0, 3, 129, 700};
+    const bool all = opt == 7;
+    if (opt == 1 || all) c.scale = 0.3f;
+    if (opt == 2 || all) c.soft_cap = 30.f;
+    if (opt == 3 || all) c.window_left = 100;
+    if (opt == 4 || all) c.alibi = true;
+    if (opt == 5 || all) c.sinks = true;
+    if (opt == 6) c.lse = false;
+    run_and_check(c, rng);
+  }
+}
+
+TEST_CASE("attention: fp8 e4m3 KV with per-tensor scales against a reference dequantising the same way") {
+  std::mt19937_64 rng(14);
+  for (int D : {64, 128, 256})
+    for (bool hnd : {false, true}) {
+      AttnConfig c;
+      c.D = D, c.hq = 12, c.hkv = 2, c.page_size = hnd ? 544 : 16, c.head_major = hnd;
+      c.kvt = DType::fp8_e4m3, c.k_scale = 0.05f, c.v_scale = 0.1f;
+      c.ctx = {0, 2, 1000, quick_mode() ? 2000 : 9000};
+      c.sinks = hnd;
+      run_and_check(c, rng);
+    }
+}
+
+TEST_CASE("attention: 1..8 query tokens per sequence, causal within them") {
+  std::mt19937_64 rng(15);
+  for (int T : {1, 2, 5, 8}) {
+    AttnConfig c;
+    c.T = T, c.D = 96, c.hq = 6, c.hkv = 1, c.page_size = 544;
+    c.ctx = {0, 2, 8, 9, 1500};  // ctx < T: the earliest rows have no key
+    c.window_left = T == 5 ? 3 : -1;
+    c.alibi = T == 8;
+    run_and_check(c, rng);
+  }
+}
+
+TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with the reference and with unsplit") {
+  std::mt19937_64 rng(16);
+  AttnConfig c;
+  c.D = 128, c.hq = 16, c.hkv = 2, c.page_size = 64, c.sinks = true, c.alibi = true;
+  c.ctx = {0, 1, 63, 64, 65, 2000, quick_mode() ? 3000 : 20000};
+  DeviceProblem pr(c, rng);
+  pr.poison();
+  REQUIRE(run(pr, "attention.row").ok());
+  check_against_reference(pr, "unsplit");
+  const auto unsplit = pr.o.download();
+  std::vector<AttentionPlanOptions> plans(5);
+  plans[1].force_split = true;
+  plans[2].fixed_chunk_size = 1;
+  plans[3].fixed_chunk_size = 64;
+  plans[4].fixed_chunk_size = 1000;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (quick_mode() && plans[i].fixed_chunk_size == 1) continue;
+    INFO("plan " << i << " fixed " << plans[i].fixed_chunk_size);
+    pr.poison();
+    REQUIRE(run(pr, "attention.split_kv", plans[i]).ok());
+    check_against_reference(pr, "split plan " + std::to_string(i));
+    const auto split = pr.o.download();
+    int far = 0;
+    for (size_t e = 0; e < split.size(); ++e)
+      far += std::fabs(ref::to_float(c.qt, split[e]) - ref::to_float(c.qt, unsplit[e])) > 2 * out_tolerance(c.qt);
+    CHECK(far == 0);
+  }
+}
+
+TEST_CASE("attention: with a fixed chunk size a sequence's bits do not depend on the batch around it") {
+  std::mt19937_64 rng(17);
+  AttnConfig alone;
+  alone.D = 128, alone.hq = 8, alone.hkv = 2, alone.page_size = 16, alone.sinks = true;
+  alone.ctx = {5000};
+  DeviceProblem a(alone, rng);
+  AttentionPlanOptions plan;
+  plan.fixed_chunk_size = 512;
+  for (const char* id : kRows) {
+    INFO(id);
+    a.poison();
+    REQUIRE(run(a, id, plan).ok());
+    const auto o_alone = a.o.download();
+    const auto lse_alone = a.lse.download();
+    for (int where : {0, 3}) {
+      // The same sequence (its q, its pages' contents) placed at batch index `where` among others.
+      AttnConfig many = alone;
+      many.ctx = {30000, 0, 77, 1};
+      many.ctx[where] = 5000;
+      AttnHostProblem h(many, rng);
+      const int64_t page_elems = int64_t(alone.page_size) * alone.hkv * alone.D;
+      const size_t qrow = size_t(alone.hq) * alone.D;
+      std::memcpy(&h.q[where * qrow], a.h.q.data(), qrow * 2);
+      for (int i = 0; i < (5000 + 15) / 16; ++i) {
+        const int32_t src = a.h.table[i], dst = h.table[size_t(where) * h.max_pages + i];
+        std::memcpy(&h.k[dst * page_elems * 2], &a.h.k[src * page_elems * 2], page_elems * 2);
+        std::memcpy(&h.v[dst * page_elems * 2], &a.h.v[src * page_elems * 2], page_elems * 2);
+      }
+      h.sinks = a.h.sinks;
+      DeviceBuffer<uint16_t> q(upload(h.q)), o(h.out_elems());
+      DeviceBuffer<uint8_t> k(upload(h.k)), v(upload(h.v));
+      DeviceBuffer<int32_t> table(upload(h.table)), ctx(upload(h.ctx));
+      DeviceBuffer<float> lse(h.rows()), sinks(upload(h.sinks));
+      const AttentionParams p = h.params(q.get(), o.get(), k.get(), v.get(), table.get(), ctx.get(), lse.get(), nullptr, sinks.get());
+      DeviceProblem dummy(alone, rng);
+      REQUIRE(run(dummy, id, plan, &p).ok());
+      const auto o_many = o.download();
+      const auto lse_many = lse.download();
+      INFO("at batch index " << where);
+      CHECK(std::memcmp(&o_many[where * qrow], o_alone.data(), qrow * 2) == 0);
+      CHECK(std::memcmp(&lse_many[size_t(where) * alone.hq], lse_alone.data(), alone.hq * 4) == 0);
+    }
+  }
+}
+
+TEST_CASE("attention: graph capture and replay give the bits of eager runs") {
+  std::mt19937_64 rng(18);
+  AttnConfig c;
+  c.D = 128, c.hq = 8, c.hkv = 2, c.page_size = 544, c.sinks = true;
+  c.ctx = {0, 100, 3000};
+  DeviceProblem pr(c, rng);
+  for (const char* id : kRows) {
+    INFO(id);
+    ForceRow force(id);
+    const AttentionParams p = pr.params();
+    const size_t bytes = std::string(id) == "attention.split_kv" ? attention_workspace_bytes(p) : 0;
+    DeviceBuffer<uint8_t> ws(bytes);
+    AttentionOptions opt;
+    opt.row = id;
+    pr.poison();
+    REQUIRE(attention(p, bytes ? ws.get() : nullptr, bytes, stream_t{}, opt).ok());
+    test::device_synchronize();
+    const auto o_eager = pr.o.download();
+    const auto lse_eager = pr.lse.download();
+
+    DCUKERN_RT(Stream_t) stream;
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamCreate)(&stream));
+    DCUKERN_RT(Graph_t) graph;
+    DCUKERN_RT(GraphExec_t) exec;
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamBeginCapture)(stream, DCUKERN_RT(StreamCaptureModeGlobal)));
+    const Status captured = attention(p, bytes ? ws.get() : nullptr, bytes, stream, opt);
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamEndCapture)(stream, &graph));
+    REQUIRE(captured.ok());
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphInstantiate)(&exec, graph, nullptr, nullptr, 0));
+    pr.poison();
+    test::device_synchronize();
+    for (int rep = 0; rep < 3; ++rep) DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphLaunch)(exec, stream));
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamSynchronize)(stream));
+    CHECK(pr.o.download() == o_eager);
+    CHECK(pr.lse.download() == lse_eager);
+    (void)DCUKERN_RT(GraphExecDestroy)(exec);
+    (void)DCUKERN_RT(GraphDestroy)(graph);
+    (void)DCUKERN_RT(StreamDestroy)(stream);
+  }
+}
+
+TEST_CASE("attention: a rejected call writes nothing; unforced rows are not selected") {
+  std::mt19937_64 rng(19);
+  AttnConfig c;
+  c.ctx = {10, 20};
+  DeviceProblem pr(c, rng);
+  pr.poison();
+  const auto o0 = pr.o.download();
+  const auto lse0 = pr.lse.download();
+  // No evidence, not forced: no row accepts the call.
+  CHECK(attention(pr.params(), nullptr, 0, stream_t{}).code() == StatusCode::unsupported);
+  {
+    ForceRow force("attention.split_kv");
+    AttentionParams bad = pr.params();
+    bad.head_dim = 300;
+    CHECK(attention(bad, nullptr, 0, stream_t{}, AttentionOptions{"attention.split_kv"}).code() == StatusCode::unsupported);
+    // A workspace one byte short.
+    const size_t bytes = attention_workspace_bytes(pr.params());
+    DeviceBuffer<uint8_t> ws(bytes);
+    CHECK(attention(pr.params(), ws.get(), bytes - 1, stream_t{}, AttentionOptions{"attention.split_kv"}).code() ==
+          StatusCode::invalid_argument);
+    // No workspace at all.
+    CHECK(!attention(pr.params(), nullptr, 0, stream_t{}, AttentionOptions{"attention.split_kv"}).ok());
+  }
+  test::device_synchronize();
+  CHECK(pr.o.download() == o0);
+  CHECK(pr.lse.download() == lse0);
+}
