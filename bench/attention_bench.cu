@@ -1,0 +1,148 @@
+// Paged-KV decode attention benchmark (issue 3): B in {1, 8, 32, 64, 128} x context in {512, 4096, 32768};
+// heads (Hq/Hkv/D) 32/8/128 and 24/4/256; page size 16 and 544; bf16 KV and fp8 e4m3 KV; q/o bf16; the
+// attention.row and attention.split_kv rows (forced: no row has device evidence yet). Pages are scattered
+// through the pool (deterministic shuffle); pools rotate through > 4x L2 where they are smaller (HBM-cold);
+// time from CUDA-graph replay. Counters: us per call, GB/s of KV bytes read, % of the read bandwidth
+// measured in this run. Targets: >= 85 % where B x context >= 128K, >= 70 % at B = 1, context 32768;
+// page size 544 within 10 % of page size 16.
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dcukern/attention.hpp"
+#include "harness.hpp"
+
+using namespace dcukern;
+using namespace dcukern::bench;
+
+namespace {
+
+struct Heads {
+  int hq, hkv, d;
+};
+constexpr Heads kHeads[] = {{32, 8, 128}, {24, 4, 256}};
+constexpr int kBatches[] = {1, 8, 32, 64, 128};
+constexpr int kContexts[] = {512, 4096, 32768};
+
+__global__ void fill_bytes_kernel(uint8_t* p, int64_t n, uint32_t seed, bool fp8) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    // fp8: finite e4m3 bytes of magnitude < 2 (exponent field <= 7); bf16: values in [-1, 1) per element pair
+    if (fp8) p[i] = uint8_t((h & 0x80u) | (h % 0x40u));
+    else p[i] = (i & 1) ? uint8_t(0x3f ^ (h & 0x80u)) : uint8_t(h);
+  }
+}
+
+struct AttnBuffers {
+  Heads hd;
+  int batch, ctx, page_size, pages_per_seq, copies;
+  DType kvt;
+  int64_t num_pages, pool_bytes;
+  std::vector<uint8_t*> k, v;
+  uint16_t *q, *o;
+  int32_t *table, *lens;
+  float* lse;
+  void* ws = nullptr;
+  size_t ws_bytes = 0;
+
+  AttnBuffers(Heads h, int b, int c, int ps, DType t) : hd(h), batch(b), ctx(c), page_size(ps), kvt(t) {
+    pages_per_seq = (ctx + ps - 1) / ps;
+    num_pages = int64_t(batch) * pages_per_seq;
+    pool_bytes = num_pages * ps * hd.hkv * hd.d * dtype_bytes(kvt);
+    copies = rotation_copies(size_t(2 * pool_bytes));
+    for (int i = 0; i < copies; ++i) {
+      uint8_t *kp, *vp;
+      BENCH_RT(cudaMalloc(&kp, pool_bytes));
+      BENCH_RT(cudaMalloc(&vp, pool_bytes));
+      fill_bytes_kernel<<<2048, 256>>>(kp, pool_bytes, 17u + i, kvt == DType::fp8_e4m3);
+      fill_bytes_kernel<<<2048, 256>>>(vp, pool_bytes, 91u + i, kvt == DType::fp8_e4m3);
+      k.push_back(kp);
+      v.push_back(vp);
+    }
+    const int64_t qn = int64_t(batch) * hd.hq * hd.d;
+    BENCH_RT(cudaMalloc(&q, qn * 2));
+    BENCH_RT(cudaMalloc(&o, qn * 2));
+    BENCH_RT(cudaMemset(q, 0x3c, qn * 2));
+    BENCH_RT(cudaMalloc(&lse, int64_t(batch) * hd.hq * 4));
+    std::vector<int32_t> perm(num_pages), lens_h(batch, ctx);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), std::mt19937(7));
+    BENCH_RT(cudaMalloc(&table, num_pages * 4));
+    BENCH_RT(cudaMalloc(&lens, batch * 4));
+    BENCH_RT(cudaMemcpy(table, perm.data(), num_pages * 4, cudaMemcpyHostToDevice));
+    BENCH_RT(cudaMemcpy(lens, lens_h.data(), batch * 4, cudaMemcpyHostToDevice));
+    BENCH_RT(cudaDeviceSynchronize());
+  }
+  ~AttnBuffers() {
+    for (auto* p : k) cudaFree(p);
+    for (auto* p : v) cudaFree(p);
+    cudaFree(q), cudaFree(o), cudaFree(table), cudaFree(lens), cudaFree(lse), cudaFree(ws);
+  }
+  AttentionParams params(int c) const {
+    AttentionParams p;
+    p.batch = batch, p.num_q_heads = hd.hq, p.num_kv_heads = hd.hkv, p.head_dim = hd.d;
+    const int64_t row = int64_t(hd.hq) * hd.d;
+    p.q = {q, DType::bf16, row, row, hd.d};
+    p.o = {o, DType::bf16, row, row, hd.d};
+    p.kv = {k[c], v[c], kvt, num_pages, page_size, int64_t(page_size) * hd.hkv * hd.d, int64_t(hd.hkv) * hd.d, hd.d};
+    if (kvt == DType::fp8_e4m3) p.kv.k_scale = p.kv.v_scale = 0.5f;
+    p.block_table = table, p.max_pages = pages_per_seq, p.block_table_stride = pages_per_seq;
+    p.context_lens = lens;
+    p.lse = lse;
+    return p;
+  }
+  double kv_bytes() const { return 2.0 * double(batch) * ctx * hd.hkv * hd.d * dtype_bytes(kvt); }
+};
+
+void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, DType kvt, const char* row) {
+  Overrides::instance().force(row);
+  AttnBuffers b(h, batch, ctx, ps, kvt);
+  b.ws_bytes = attention_workspace_bytes(b.params(0));
+  if (b.ws_bytes) BENCH_RT(cudaMalloc(&b.ws, b.ws_bytes));
+  AttentionOptions opt;
+  opt.row = row;
+  if (Status e = attention(b.params(0), b.ws, b.ws_bytes, nullptr, opt); !e.ok()) {
+    Overrides::instance().unforce(row);
+    st.SkipWithError(e.to_string().c_str());
+    return;
+  }
+  double us = 0;
+  for (auto _ : st)
+    us = graph_time_us(b.copies, [&](cudaStream_t s, int c) {
+      if (Status e = attention(b.params(c), b.ws, b.ws_bytes, s, opt); !e.ok()) fail(e.to_string().c_str());
+    });
+  Overrides::instance().unforce(row);
+  st.SetIterationTime(us * 1e-6);
+  const double gbs = b.kv_bytes() / us / 1e3;
+  st.counters["us"] = us;
+  st.counters["GBps"] = gbs;
+  st.counters["read_bw_GBps"] = read_bandwidth_gbs();
+  st.counters["pct_read_bw"] = 100.0 * gbs / read_bandwidth_gbs();
+  st.SetLabel(row);
+}
+
+void register_all() {
+  auto add = [](const std::string& name, auto fn, auto... args) {
+    benchmark::RegisterBenchmark(name.c_str(), fn, args...)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+  };
+  for (const Heads& h : kHeads)
+    for (DType kvt : {DType::bf16, DType::fp8_e4m3})
+      for (int ps : {16, 544})
+        for (int batch : kBatches)
+          for (int ctx : kContexts)
+            for (const char* row : {"attention.split_kv", "attention.row"}) {
+              const std::string name = "attention/" + std::to_string(h.hq) + "x" + std::to_string(h.hkv) + "x" +
+                                       std::to_string(h.d) + "/" + dtype_name(kvt) + "/ps" + std::to_string(ps) + "/B" +
+                                       std::to_string(batch) + "/ctx" + std::to_string(ctx) + "/" + row;
+              add(name, bench_attention, h, batch, ctx, ps, kvt, row);
+            }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return dcukern::bench::run_benchmarks(argc, argv, register_all); }
