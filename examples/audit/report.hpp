@@ -42,7 +42,8 @@ void print_rows(const char* op_name, const TargetInfo& target, bool this_build) 
     const std::string why = row_unavailable_reason(row, target, !this_build || Op::compiled_in(row.kernel));
     std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", row.id, why.empty() ? "yes" : "no",
                 why.empty() ? "-" : why.c_str(), feature_names(row.isa_needs).c_str(),
-                row.contract.describe().c_str(), row.fallback, row.evidence);
+                row.contract.describe().c_str(), row.fallback,
+                row.evidence ? row.evidence : "none yet (runs only when forced)");
   }
 }
 

@@ -176,3 +176,19 @@ TEST_CASE("attention: rows without device evidence are selected only when forced
   CHECK(select_attention(valid(), false, t, "attention.nope", &row, &c).code() == StatusCode::invalid_argument);
   Overrides::instance().unforce("attention.row");
 }
+
+TEST_CASE("attention: the opt-in table check reports the first bad entry") {
+  const AttentionParams p = valid();
+  CHECK(validate_attention_tables(p, table, ctx).ok());
+  int32_t bad_lens[B] = {40, 49};
+  Status s = validate_attention_tables(p, table, bad_lens);
+  CHECK(s.message().find("context_lens[1] = 49") != std::string::npos);
+  int32_t bad_table[B * MP] = {0, 1, 2, 3, 6, 5};  // sequence 1 uses only page 0 of its row: entry 4 unused
+  CHECK(validate_attention_tables(p, bad_table, ctx).ok());
+  bad_table[3] = -1;
+  s = validate_attention_tables(p, bad_table, ctx);
+  CHECK(s.message().find("block_table[1, 0] = -1") != std::string::npos);
+  bad_table[3] = 3, bad_table[2] = 6;
+  s = validate_attention_tables(p, bad_table, ctx);
+  CHECK(s.message().find("block_table[0, 2] = 6") != std::string::npos);
+}

@@ -180,6 +180,27 @@ inline Status validate_attention(const AttentionParams& p, AttentionCall* call) 
   return Status::success();
 }
 
+// Opt-in validation mode (debug; not graph-safe: the caller copies the tables to the host): every
+// context length in 0..max_pages*page_size and every block-table entry a sequence uses in 0..num_pages-1.
+// Reports the first bad entry. `table` is [B, block_table_stride], `lens` [B], both host memory.
+inline Status validate_attention_tables(const AttentionParams& p, const int32_t* table, const int32_t* lens) {
+  using attn_detail::num;
+  const int64_t capacity = int64_t(p.max_pages) * p.kv.page_size;
+  for (int b = 0; b < p.batch; ++b) {
+    if (lens[b] < 0 || lens[b] > capacity)
+      return Status::invalid("attention: context_lens[" + num(b) + "] = " + num(lens[b]) + " out of range 0.." +
+                             num(capacity));
+    const int64_t used = (int64_t(lens[b]) + p.kv.page_size - 1) / p.kv.page_size;
+    for (int64_t i = 0; i < used; ++i) {
+      const int32_t page = table[b * p.block_table_stride + i];
+      if (page < 0 || page >= p.kv.num_pages)
+        return Status::invalid("attention: block_table[" + num(b) + ", " + num(i) + "] = " + num(page) +
+                               " outside the pool (0.." + num(p.kv.num_pages - 1) + ")");
+    }
+  }
+  return Status::success();
+}
+
 // The tensor contract of one attention row. check() returns nullptr when the call is accepted, else why not.
 struct AttentionContract {
   DTypeMask q_dtypes;
