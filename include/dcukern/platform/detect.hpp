@@ -3,6 +3,7 @@
 //   DCUKERN_PLATFORM_CUDA  nvcc
 //   DCUKERN_PLATFORM_HOST  a plain C++ compiler: registry, references and host tests only
 //   DCUKERN_DEVICE_PASS    1 while compiling device code
+//   DCUKERN_HD             __host__ __device__ where a device compiler is in use (code shared by both)
 #pragma once
 
 #if defined(__HIPCC__) || defined(__HIP__)
@@ -15,4 +16,10 @@
 
 #if defined(__HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__)
 #define DCUKERN_DEVICE_PASS 1
+#endif
+
+#if DCUKERN_PLATFORM_HOST
+#define DCUKERN_HD
+#else
+#define DCUKERN_HD __host__ __device__
 #endif

@@ -25,14 +25,6 @@
 #include "dcukern/core/tensor.hpp"
 #include "dcukern/platform/detect.hpp"
 
-#ifndef DCUKERN_HD
-#if DCUKERN_PLATFORM_HOST
-#define DCUKERN_HD
-#else
-#define DCUKERN_HD __host__ __device__
-#endif
-#endif
-
 namespace dcukern {
 
 constexpr int64_t kSamplingMaxVocab = int64_t(1) << 20;

@@ -7,14 +7,6 @@
 
 #include "dcukern/platform/detect.hpp"
 
-#ifndef DCUKERN_HD
-#if DCUKERN_PLATFORM_HOST
-#define DCUKERN_HD
-#else
-#define DCUKERN_HD __host__ __device__
-#endif
-#endif
-
 namespace dcukern {
 
 struct Philox4x32 {
