@@ -31,17 +31,9 @@ constexpr int kAttnMaxHeadDim = 256;
 constexpr int kAttnMaxQueryTokens = 8;
 constexpr int64_t kAttnMaxContext = (int64_t(1) << 31) - 1;  // positions are 32-bit
 
-// One [B, T, H, D] tensor (q or o): strides in elements, last dim contiguous.
-struct AttnQueryView {
-  const void* data = nullptr;
-  DType dtype = DType::bf16;
-  int64_t batch_stride = 0, token_stride = 0, head_stride = 0;
-};
-struct AttnOutputView {
-  void* data = nullptr;
-  DType dtype = DType::bf16;
-  int64_t batch_stride = 0, token_stride = 0, head_stride = 0;
-};
+// One [B, T, H, D] tensor (q or o): strides in elements, last dim contiguous (core/tensor.hpp).
+using AttnQueryView = ConstHeadsTensor;
+using AttnOutputView = HeadsTensor;
 
 // K and V page pools: same dtype, geometry and strides (elements).
 struct PagedKvCache {

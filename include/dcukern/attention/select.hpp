@@ -1,6 +1,5 @@
 // Attention row selection, host side: plain C++, usable without a device compiler (audit, explain, tests).
 #pragma once
-#include <cstring>
 #include <iterator>
 #include <string>
 
@@ -20,32 +19,17 @@ struct AttentionOp {
   static constexpr bool compiled_in(AttentionKernel) { return true; }
 };
 
-inline const capabilities::AttentionRow* find_attention_row(const char* id) {
-  for (const auto& r : AttentionOp::rows())
-    if (std::strcmp(r.id, id) == 0) return &r;
-  return nullptr;
-}
+inline const capabilities::AttentionRow* find_attention_row(const char* id) { return find_row<AttentionOp>(id); }
 
 // Validate, then choose a row (id == nullptr) or check that the row `id` can run the call. `has_workspace`:
-// the caller passes a workspace (split rows need one). On success *call holds the call's facts.
+// the caller passes a workspace (split rows need one). On success *call holds the call's facts. Rows
+// without device evidence are chosen only when forced; explain() says so for each.
 inline Status select_attention(const AttentionParams& p, bool has_workspace, const TargetInfo& target,
                                const char* id, const capabilities::AttentionRow** row, AttentionCall* call,
                                Explanation* why = nullptr) {
   if (Status s = validate_attention(p, call); !s.ok()) return s;
   call->has_workspace = has_workspace;
-  if (!id) {
-    *row = select_row<AttentionOp>(target, *call, why);
-    if (!*row) return Status::unsupported(std::string("attention: no row accepts this call on ") + target.name +
-                                          " (rows without device evidence run only when forced)");
-    return Status::success();
-  }
-  *row = find_attention_row(id);
-  if (!*row) return Status::invalid(std::string("attention: no row named '") + id + "'");
-  std::string reason = row_unavailable_reason(**row, target, AttentionOp::compiled_in((*row)->kernel));
-  if (reason.empty())
-    if (const char* r = (*row)->contract.check(*call)) reason = r;
-  if (!reason.empty()) return Status::unsupported(std::string("attention: row ") + id + " cannot run this call: " + reason);
-  return Status::success();
+  return choose_row<AttentionOp>("attention", *call, target, id, row, why);
 }
 
 }  // namespace dcukern

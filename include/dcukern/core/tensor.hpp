@@ -27,6 +27,18 @@ struct BasicVector {
 using ConstVector = BasicVector<const void*>;
 using Vector = BasicVector<void*>;
 
+// A strided [batch, tokens, heads, dim] tensor whose last dim is contiguous (q, k, v, o of decode
+// attention and linear attention). Strides in elements: a packed projection output is described by its
+// strides, without a copy.
+template <class Ptr>
+struct BasicHeadsTensor {
+  Ptr data = nullptr;
+  DType dtype = DType::bf16;
+  int64_t batch_stride = 0, token_stride = 0, head_stride = 0;
+};
+using ConstHeadsTensor = BasicHeadsTensor<const void*>;
+using HeadsTensor = BasicHeadsTensor<void*>;
+
 // Byte alignment of an address: the largest power of two (up to 256) that divides it.
 inline int address_alignment(const void* p) {
   const auto a = reinterpret_cast<uintptr_t>(p);

@@ -26,18 +26,9 @@ constexpr int64_t kConv1dMaxDim = 16384;
 enum class GdnStateLayout : uint8_t { kv, vk };
 constexpr const char* layout_name(GdnStateLayout l) { return l == GdnStateLayout::kv ? "kv" : "vk"; }
 
-// A strided [batch, tokens, heads, dim] input whose last dim is contiguous. Strides in elements; a
-// packed projection output is described by its strides, without a copy.
-struct GdnInput {
-  const void* data = nullptr;
-  DType dtype = DType::bf16;
-  int64_t batch_stride = 0, token_stride = 0, head_stride = 0;
-};
-struct GdnOutput {
-  void* data = nullptr;
-  DType dtype = DType::bf16;
-  int64_t batch_stride = 0, token_stride = 0, head_stride = 0;
-};
+// Strided [batch, tokens, heads, dim] inputs and outputs (core/tensor.hpp).
+using GdnInput = ConstHeadsTensor;
+using GdnOutput = HeadsTensor;
 
 // State pool [num_slots, HV, K, V] or [num_slots, HV, V, K], updated in place. Heads and elements are
 // contiguous inside a slot; slots are slot_stride elements apart (>= HV*K*V).
