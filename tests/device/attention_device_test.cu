@@ -301,24 +301,13 @@ TEST_CASE("attention: graph capture and replay give the bits of eager runs") {
     const auto o_eager = pr.o.download();
     const auto lse_eager = pr.lse.download();
 
-    DCUKERN_RT(Stream_t) stream;
-    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamCreate)(&stream));
-    DCUKERN_RT(Graph_t) graph;
-    DCUKERN_RT(GraphExec_t) exec;
-    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamBeginCapture)(stream, DCUKERN_RT(StreamCaptureModeGlobal)));
-    const Status captured = attention(p, bytes ? ws.get() : nullptr, bytes, stream, opt);
-    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamEndCapture)(stream, &graph));
-    REQUIRE(captured.ok());
-    DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphInstantiate)(&exec, graph, nullptr, nullptr, 0));
+    test::CapturedGraph graph(
+        [&](stream_t stream) { return attention(p, bytes ? ws.get() : nullptr, bytes, stream, opt); });
     pr.poison();
     test::device_synchronize();
-    for (int rep = 0; rep < 3; ++rep) DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphLaunch)(exec, stream));
-    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamSynchronize)(stream));
+    graph.replay(3);
     CHECK(pr.o.download() == o_eager);
     CHECK(pr.lse.download() == lse_eager);
-    (void)DCUKERN_RT(GraphExecDestroy)(exec);
-    (void)DCUKERN_RT(GraphDestroy)(graph);
-    (void)DCUKERN_RT(StreamDestroy)(stream);
   }
 }
 

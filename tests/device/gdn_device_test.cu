@@ -434,25 +434,13 @@ TEST_CASE("gdn: graph capture and replay give the bits of eager runs") {
       test::device_synchronize();
       const auto out_e = pr.out.download(), pool_e = pr.pool.download();
 
-      DCUKERN_RT(Stream_t) stream;
-      DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamCreate)(&stream));
-      DCUKERN_RT(Graph_t) graph;
-      DCUKERN_RT(GraphExec_t) exec;
-      DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamBeginCapture)(stream, DCUKERN_RT(StreamCaptureModeGlobal)));
-      const Status captured = gdn_recurrent(pr.params(true), stream, GdnOptions{id});
-      DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamEndCapture)(stream, &graph));
-      REQUIRE(captured.ok());
-      DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphInstantiate)(&exec, graph, nullptr, nullptr, 0));
+      test::CapturedGraph graph([&](stream_t stream) { return gdn_recurrent(pr.params(true), stream, GdnOptions{id}); });
       pr.reset_pool();
       pr.poison_out();
       test::device_synchronize();
-      for (int rep = 0; rep < 3; ++rep) DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphLaunch)(exec, stream));
-      DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamSynchronize)(stream));
+      graph.replay(3);
       CHECK(pr.out.download() == out_e);
       CHECK(pr.pool.download() == pool_e);
-      (void)DCUKERN_RT(GraphExecDestroy)(exec);
-      (void)DCUKERN_RT(GraphDestroy)(graph);
-      (void)DCUKERN_RT(StreamDestroy)(stream);
     }
   }
 }
@@ -638,25 +626,13 @@ TEST_CASE("conv1d: graph replay gives the bits of eager runs; a rejected call wr
     for (int rep = 0; rep < 3; ++rep) REQUIRE(conv1d_update(pr.params(true), nullptr, GdnOptions{id}).ok());
     test::device_synchronize();
     const auto y_e = pr.y.download(), pool_e = pr.pool.download();
-    DCUKERN_RT(Stream_t) stream;
-    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamCreate)(&stream));
-    DCUKERN_RT(Graph_t) graph;
-    DCUKERN_RT(GraphExec_t) exec;
-    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamBeginCapture)(stream, DCUKERN_RT(StreamCaptureModeGlobal)));
-    const Status captured = conv1d_update(pr.params(true), stream, GdnOptions{id});
-    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamEndCapture)(stream, &graph));
-    REQUIRE(captured.ok());
-    DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphInstantiate)(&exec, graph, nullptr, nullptr, 0));
+    test::CapturedGraph graph([&](stream_t stream) { return conv1d_update(pr.params(true), stream, GdnOptions{id}); });
     pr.pool.dev.upload(pr.pool0);
     pr.y.dev.fill_bytes(test::kPoisonByte);
     test::device_synchronize();
-    for (int rep = 0; rep < 3; ++rep) DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphLaunch)(exec, stream));
-    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamSynchronize)(stream));
+    graph.replay(3);
     CHECK(pr.y.download() == y_e);
     CHECK(pr.pool.download() == pool_e);
-    (void)DCUKERN_RT(GraphExecDestroy)(exec);
-    (void)DCUKERN_RT(GraphDestroy)(graph);
-    (void)DCUKERN_RT(StreamDestroy)(stream);
   }
   std::vector<Conv1dParams> bad;
   auto make = [&](auto edit) {

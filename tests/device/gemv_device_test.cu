@@ -267,23 +267,11 @@ TEST_CASE("graph capture and replay give the bits of eager runs") {
         test::device_synchronize();
         const auto eager = pr.dy.download();
 
-        DCUKERN_RT(Stream_t) stream;
-        DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamCreate)(&stream));
-        DCUKERN_RT(Graph_t) graph;
-        DCUKERN_RT(GraphExec_t) exec;
-        DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamBeginCapture)(stream, DCUKERN_RT(StreamCaptureModeGlobal)));
-        const Status captured = gemv(p, stream, GemvOptions{id});
-        DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamEndCapture)(stream, &graph));
-        REQUIRE(captured.ok());
-        DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphInstantiate)(&exec, graph, nullptr, nullptr, 0));
+        test::CapturedGraph graph([&](stream_t stream) { return gemv(p, stream, GemvOptions{id}); });
         pr.dy.fill_bytes(test::kPoisonByte);
         test::device_synchronize();
-        for (int rep = 0; rep < 3; ++rep) DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphLaunch)(exec, stream));
-        DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamSynchronize)(stream));
+        graph.replay(3);
         CHECK(pr.dy.download() == eager);
-        (void)DCUKERN_RT(GraphExecDestroy)(exec);
-        (void)DCUKERN_RT(GraphDestroy)(graph);
-        (void)DCUKERN_RT(StreamDestroy)(stream);
       }
     }
   }

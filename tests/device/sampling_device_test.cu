@@ -375,19 +375,10 @@ TEST_CASE("graph capture and replay advance the device offset and match eager ca
   p.offset_ptr = offset.get();
   p.advance_offset = true;
 
-  DCUKERN_RT(Stream_t) stream;
-  DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamCreate)(&stream));
-  DCUKERN_RT(Graph_t) graph;
-  DCUKERN_RT(GraphExec_t) exec;
-  DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamBeginCapture)(stream, DCUKERN_RT(StreamCaptureModeGlobal)));
-  const Status captured = sample(p, stream);
-  DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamEndCapture)(stream, &graph));
-  REQUIRE(captured.ok());
-  DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphInstantiate)(&exec, graph, nullptr, nullptr, 0));
+  test::CapturedGraph graph([&](stream_t stream) { return sample(p, stream); });
   std::vector<std::vector<int32_t>> replays;
   for (int rep = 0; rep < 3; ++rep) {
-    DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphLaunch)(exec, stream));
-    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamSynchronize)(stream));
+    graph.replay();
     replays.push_back(tok.download());
   }
   CHECK(offset.download()[0] == 80);
@@ -400,9 +391,6 @@ TEST_CASE("graph capture and replay advance the device offset and match eager ca
     test::device_synchronize();
     CHECK(eager.download() == replays[rep]);
   }
-  (void)DCUKERN_RT(GraphExecDestroy)(exec);
-  (void)DCUKERN_RT(GraphDestroy)(graph);
-  (void)DCUKERN_RT(StreamDestroy)(stream);
 }
 
 TEST_CASE("a rejected call writes nothing") {

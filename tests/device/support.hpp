@@ -84,6 +84,37 @@ class DeviceBuffer {
   size_t count_ = 0;
 };
 
+// What `enqueue(stream)` launches (it returns the op's Status, which must be ok), captured into a graph
+// on a stream of its own. replay(n) launches the graph n times and waits.
+class CapturedGraph {
+ public:
+  template <class Enqueue>
+  explicit CapturedGraph(Enqueue enqueue) {
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamCreate)(&stream_));
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamBeginCapture)(stream_, DCUKERN_RT(StreamCaptureModeGlobal)));
+    const Status captured = enqueue(stream_);
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamEndCapture)(stream_, &graph_));
+    REQUIRE(captured.ok());
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphInstantiate)(&exec_, graph_, nullptr, nullptr, 0));
+  }
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  ~CapturedGraph() {
+    if (exec_) (void)DCUKERN_RT(GraphExecDestroy)(exec_);
+    if (graph_) (void)DCUKERN_RT(GraphDestroy)(graph_);
+    if (stream_) (void)DCUKERN_RT(StreamDestroy)(stream_);
+  }
+  void replay(int times = 1) {
+    for (int rep = 0; rep < times; ++rep) DCUKERN_REQUIRE_RT(DCUKERN_RT(GraphLaunch)(exec_, stream_));
+    DCUKERN_REQUIRE_RT(DCUKERN_RT(StreamSynchronize)(stream_));
+  }
+
+ private:
+  DCUKERN_RT(Stream_t) stream_ = nullptr;
+  DCUKERN_RT(Graph_t) graph_ = nullptr;
+  DCUKERN_RT(GraphExec_t) exec_ = nullptr;
+};
+
 // `count` random values uniform in [lo, hi), rounded to dtype t (fp16 / bf16), as raw words.
 inline std::vector<uint16_t> random_halfs(DType t, size_t count, std::mt19937_64& rng, float lo = -1.f, float hi = 1.f) {
   std::uniform_real_distribution<float> d(lo, hi);
