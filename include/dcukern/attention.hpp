@@ -14,10 +14,8 @@
 
 namespace dcukern {
 
-struct AttentionOptions {
-  const char* row = nullptr;       // run exactly this row (still ISA- and contract-checked)
-  Explanation* explain = nullptr;  // filled with the chosen row and every rejection
-  AttentionPlanOptions plan;       // split-KV plan: fixed chunk size, forced split
+struct AttentionOptions : RowOptions {
+  AttentionPlanOptions plan;  // split-KV plan: fixed chunk size, forced split
 };
 
 // Workspace for a split-KV row on the current device (0 when the call is invalid or there is no device).

@@ -13,10 +13,7 @@
 
 namespace dcukern {
 
-struct GdnOptions {
-  const char* row = nullptr;       // run exactly this row (still ISA- and contract-checked)
-  Explanation* explain = nullptr;  // filled with the chosen row and every rejection
-};
+using GdnOptions = RowOptions;
 
 // Neither op needs scratch space; the queries exist so that every op is used the same way.
 inline size_t gdn_workspace_bytes(const GdnParams&) { return 0; }

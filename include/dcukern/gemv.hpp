@@ -12,10 +12,7 @@
 
 namespace dcukern {
 
-struct GemvOptions {
-  const char* row = nullptr;        // run exactly this row (still ISA- and contract-checked)
-  Explanation* explain = nullptr;   // filled with the chosen row and every rejection
-};
+using GemvOptions = RowOptions;
 
 // GEMV needs no scratch space; the query exists so that every op is used the same way.
 inline size_t gemv_workspace_bytes(const GemvParams&) { return 0; }

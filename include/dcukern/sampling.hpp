@@ -16,10 +16,7 @@
 
 namespace dcukern {
 
-struct SamplingOptions {
-  const char* row = nullptr;       // run exactly this row (still contract-checked)
-  Explanation* explain = nullptr;  // filled with the chosen row and every rejection
-};
+using SamplingOptions = RowOptions;
 
 // Sampling needs no scratch space; the query exists so that every op is used the same way.
 inline size_t sampling_workspace_bytes(const SamplingParams&) { return 0; }

@@ -115,6 +115,12 @@ const typename Op::Row* select_row(const TargetInfo& target, const Call& call, E
   return nullptr;
 }
 
+// Per-call options every op takes.
+struct RowOptions {
+  const char* row = nullptr;       // run exactly this row (still checked: ISA, evidence, contract)
+  Explanation* explain = nullptr;  // filled with the chosen row and every rejection
+};
+
 template <class Op>
 const typename Op::Row* find_row(const char* id) {
   for (const auto& r : Op::rows())
