@@ -156,11 +156,17 @@ std::vector<ref::SamplingRowParams> filter_combinations(int64_t v) {
 
 // With ~10^5 kept tokens the top-p boundary always lies within one token's mass (~1/V) of the
 // cumulative sum: nudge top_p (as the float the device sees) until the boundary is >= 1e-6 of the mass
-// away, far above the device's rounding of the cumulative mass (~1e-7); min-p must be 1e-3 (log2) clear.
+// away, far above the device's rounding of the cumulative mass (~1e-7). Likewise bf16 rows put many
+// tokens on a grid of log-probabilities: nudge min_p (relative steps of 1e-4) until every token min-p
+// judges is >= 1e-5 (log2) clear of its threshold. The checks themselves are unchanged.
 ref::SamplingRowParams away_from_edges(const std::vector<float>& row, ref::SamplingRowParams r) {
   for (int step = 0; step < 1000 && r.top_p < 1.0; ++step) {
     if (ref::filtered_distribution(row, r).top_p_margin >= 1e-6) break;
     r.top_p = double(float(r.top_p - 1e-6));
+  }
+  for (int step = 0; step < 100 && r.min_p > 0.0; ++step) {
+    if (ref::filtered_distribution(row, r).min_p_margin >= 1e-5) break;
+    r.min_p = double(float(r.min_p * (1.0 - 1e-4)));
   }
   const auto d = ref::filtered_distribution(row, r);
   if ((r.top_p < 1.0 && d.top_p_margin < 1e-6) || d.min_p_margin < 1e-5) FAIL("knife-edge test data: " << describe(r));

@@ -25,7 +25,8 @@ struct FilteredDistribution {
   std::vector<int64_t> tokens;     // the kept set, in sort order
   std::vector<double> probs;       // their renormalised probabilities
   double top_p_margin = 1.0;       // |cumulative mass - top_p| at the top-p boundary, relative to the set's mass
-  double min_p_margin = 1.0;       // smallest |log2(p / p_max) - log2(min_p)| over the row
+  double min_p_margin = 1.0;       // smallest |log2(p / p_max) - log2(min_p)| over the tokens min-p judges
+                                   // (those top-k and top-p kept); 1 when min-p is off
   double prob_of(int64_t token) const {
     for (size_t j = 0; j < tokens.size(); ++j)
       if (tokens[j] == token) return probs[j];
@@ -74,7 +75,7 @@ inline FilteredDistribution filtered_distribution(const std::vector<float>& logi
   if (p.min_p > 0.0) {
     const double lmin = std::log2(p.min_p);
     int64_t lm = 0;
-    for (int64_t j = 0; j < v; ++j) {
+    for (int64_t j = 0; j < keep; ++j) {  // min-p can only cut tokens that top-k and top-p kept
       const double t = std::log2(w[j]);
       d.min_p_margin = std::min(d.min_p_margin, std::fabs(t - lmin));
       if (w[j] >= p.min_p) lm = j + 1;
