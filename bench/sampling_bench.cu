@@ -3,6 +3,8 @@
 // Logits rotate through > 4x L2 (HBM-cold); time from CUDA-graph replay. Counters: us per call, logits
 // bytes / time, that as % of the read bandwidth measured in this run, and time over one logits read
 // (reads = us * read bandwidth / logits bytes; the issue's bound: <= 3 at B >= 128, <= 5 at B = 32).
+// The last name part is the row: auto (selection, with a workspace), or a pinned row (split.vec,
+// block.vec).
 #include <vector>
 
 #include "dcukern/sampling.hpp"
@@ -37,6 +39,8 @@ struct Buffers {
   DType dt;
   std::vector<void*> logits;
   int32_t* tokens;
+  void* workspace;
+  size_t workspace_bytes;
   Buffers(DType dt_, int64_t b_, int64_t v_) : b(b_), v(v_), dt(dt_) {
     copies = rotation_copies(bytes());
     for (int c = 0; c < copies; ++c) {
@@ -46,11 +50,14 @@ struct Buffers {
       logits.push_back(p);
     }
     BENCH_RT(cudaMalloc(&tokens, b * 4));
+    workspace_bytes = sampling_workspace_bytes(params(0, 20, 0.9f));
+    BENCH_RT(cudaMalloc(&workspace, workspace_bytes));
     BENCH_RT(cudaDeviceSynchronize());
   }
   ~Buffers() {
     for (void* p : logits) cudaFree(p);
     cudaFree(tokens);
+    cudaFree(workspace);
   }
   size_t bytes() const { return size_t(b) * v * dtype_bytes(dt); }
   SamplingParams params(int c, int k, float p) const {
@@ -65,17 +72,19 @@ struct Buffers {
   }
 };
 
-void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k, float p) {
+void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k, float p, const char* row) {
   Buffers buf(dt, b, v);
   Explanation why;
-  if (Status e = sample(buf.params(0, k, p), nullptr, SamplingOptions{nullptr, &why}); !e.ok()) {
+  if (Status e = sample(buf.params(0, k, p), buf.workspace, buf.workspace_bytes, nullptr, SamplingOptions{row, &why});
+      !e.ok()) {
     st.SkipWithError(e.to_string().c_str());
     return;
   }
   double us = 0;
   for (auto _ : st)
     us = graph_time_us(buf.copies, [&](cudaStream_t s, int c) {
-      if (Status e = sample(buf.params(c, k, p), s); !e.ok()) fail(e.to_string().c_str());
+      if (Status e = sample(buf.params(c, k, p), buf.workspace, buf.workspace_bytes, s, SamplingOptions{row}); !e.ok())
+        fail(e.to_string().c_str());
     });
   st.SetIterationTime(us * 1e-6);
   const double gbs = double(buf.bytes()) / us / 1e3;
@@ -84,7 +93,7 @@ void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k,
   st.counters["read_bw_GBps"] = read_bandwidth_gbs();
   st.counters["pct_read_bw"] = 100.0 * gbs / read_bandwidth_gbs();
   st.counters["reads"] = read_bandwidth_gbs() / gbs;
-  st.SetLabel(why.chosen);
+  st.SetLabel(row ? row : why.chosen);
 }
 
 void register_all() {
@@ -92,13 +101,16 @@ void register_all() {
     for (int64_t v : {151936, 248320})
       for (int64_t b : {1, 32, 128, 512})
         for (int k : {20, 50, 1000})
-          for (float p : {0.8f, 0.95f}) {
-            const std::string name = std::string("sampling/") + dtype_name(dt) + "/V" + std::to_string(v) + "/B" +
-                                     std::to_string(b) + "/k" + std::to_string(k) + "/p" +
-                                     std::to_string(int(p * 100 + 0.5f));
-            benchmark::RegisterBenchmark(name.c_str(), bench_sampling, dt, b, v, k, p)
-                ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
-          }
+          for (float p : {0.8f, 0.95f})
+            for (const char* row : {"auto", "sampling.split.vec", "sampling.block.vec"}) {
+              const std::string impl = std::string(row) == "auto" ? "auto" : std::string(row).substr(9);
+              const std::string name = std::string("sampling/") + dtype_name(dt) + "/V" + std::to_string(v) + "/B" +
+                                       std::to_string(b) + "/k" + std::to_string(k) + "/p" +
+                                       std::to_string(int(p * 100 + 0.5f)) + "/" + impl;
+              const char* pinned = std::string(row) == "auto" ? nullptr : row;
+              benchmark::RegisterBenchmark(name.c_str(), bench_sampling, dt, b, v, k, p, pinned)
+                  ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+            }
 }
 
 }  // namespace

@@ -18,18 +18,31 @@ constexpr SamplingContract vectorised() {
   c.vector_bytes = 16;
   return c;
 }
+constexpr SamplingContract split(SamplingContract c) {
+  c.needs_workspace = true;
+  return c;
+}
+constexpr Semantics kSplitSemantics{true, true, false};
 constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
     "capabilities/evidence/sampling-sm_90.json; AMD: compile only";
 }  // namespace sampling_rows
 
 inline constexpr SamplingRow kSamplingRows[] = {
+    {"sampling.split.vec",
+     "one block per 8192-element tile of a row, 16-byte loads; value-bin windows merged per row, candidates "
+     "gathered by every block, drawn by the last; other rows: the one-block algorithm",
+     0, nullptr, sampling_rows::split(sampling_rows::vectorised()), sampling_rows::kSplitSemantics, nullptr,
+     "sampling.split", SamplingKernel::split_vec, "sampling_split_kernel<true,"},
+    {"sampling.split", "one block per 8192-element tile of a row, scalar loads (as sampling.split.vec)", 0, nullptr,
+     sampling_rows::split(SamplingContract{sampling_rows::kAll}), sampling_rows::kSplitSemantics, nullptr,
+     "sampling.block.vec", SamplingKernel::split, "sampling_split_kernel<false,"},
     {"sampling.block.vec", "one block per row, 16-byte loads; histogram cut + shared-memory resolve", 0, nullptr,
      sampling_rows::vectorised(), {}, sampling_rows::kEvidence, "sampling.block", SamplingKernel::block_vec,
-     "sampling_block_kernel<(dcukern::DType)"},
+     "sampling_block_kernel<true,"},
     {"sampling.block", "any valid call: one block per row, scalar loads", 0, nullptr,
      SamplingContract{sampling_rows::kAll}, {}, sampling_rows::kEvidence, "none (accepts every valid call)",
-     SamplingKernel::block, "sampling_block_kernel<(dcukern::DType)"},
+     SamplingKernel::block, "sampling_block_kernel<false,"},
 };
 
 }  // namespace dcukern::capabilities

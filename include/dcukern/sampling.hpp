@@ -6,11 +6,14 @@
 //   p.logits = {logits, DType::bf16, B, V, V};  p.tokens = {tokens, DType::i32, B};
 //   p.top_k.value = 50;  p.top_p.value = 0.95f;  p.seed_ptr = seed;  p.offset_ptr = offset;
 //   p.advance_offset = true;
-//   dcukern::Status s = dcukern::sample(p, stream);
+//   size_t bytes = dcukern::sampling_workspace_bytes(p);   // once, for the largest B and V
+//   dcukern::Status s = dcukern::sample(p, workspace, bytes, stream);
 //
-// No allocation, no host synchronisation, no scratch space: capturable in a HIP/CUDA graph. Same inputs,
-// parameters, seed and offset: the same tokens, bit for bit. On any error nothing is launched and
-// nothing is written.
+// With a workspace the split rows can run: several blocks per row, so that B = 1 is fast too. Without
+// one (sample(p, stream)) only the one-block-per-row rows can. No allocation, no host synchronisation:
+// capturable in a HIP/CUDA graph (the workspace's counters are zeroed on the stream by every call). Same
+// inputs, parameters, seed and offset: the same tokens, bit for bit. On any error nothing is launched
+// and nothing is written.
 #pragma once
 #include "dcukern/sampling/launch.hpp"
 
@@ -18,16 +21,22 @@ namespace dcukern {
 
 using SamplingOptions = RowOptions;
 
-// Sampling needs no scratch space; the query exists so that every op is used the same way.
-inline size_t sampling_workspace_bytes(const SamplingParams&) { return 0; }
-
-inline Status sample(const SamplingParams& p, stream_t stream, const SamplingOptions& opt = {}) {
+inline Status sample(const SamplingParams& p, void* workspace, size_t workspace_bytes, stream_t stream,
+                     const SamplingOptions& opt = {}) {
   const DeviceContext* ctx = nullptr;
   if (Status s = current_device_context(&ctx); !s.ok()) return s;
   const capabilities::SamplingRow* row = nullptr;
-  Status s = opt.row ? check_sampling_row(p, *ctx->target.info, opt.row, &row)
-                     : select_sampling(p, *ctx->target.info, &row, opt.explain);
+  const bool has_ws = workspace != nullptr;
+  Status s = opt.row ? check_sampling_row(p, *ctx->target.info, opt.row, &row, has_ws)
+                     : select_sampling(p, *ctx->target.info, &row, opt.explain, has_ws);
   if (!s.ok()) return s;
+  if (row->contract.needs_workspace) {
+    const size_t need = sampling_workspace_bytes(p);
+    if (workspace_bytes < need)
+      return Status::invalid("sampling: workspace of " + std::to_string(workspace_bytes) + " bytes, the call needs " +
+                             std::to_string(need) + " (sampling_workspace_bytes)");
+    if (reinterpret_cast<uintptr_t>(workspace) % 256) return Status::invalid("sampling: workspace not 256-byte aligned");
+  }
   const sampling_detail::SamplingArgs a{p.logits.data,
                                         p.logits.row_stride,
                                         p.logits.cols,
@@ -46,10 +55,15 @@ inline Status sample(const SamplingParams& p, stream_t stream, const SamplingOpt
                                         p.offset,
                                         p.seed_ptr,
                                         p.offset_ptr};
-  s = sampling_detail::launch(row->kernel, p.logits.dtype, a, p.logits.rows, stream);
+  s = sampling_detail::launch(row->kernel, p.logits.dtype, a, p.logits.rows, workspace, stream);
   if (!s.ok()) return s;
   if (p.advance_offset) sampling_detail::sampling_advance_offset_kernel<<<1, 1, 0, stream>>>(p.offset_ptr);
   return runtime_status(runtime_last_error(), "sampling launch");
+}
+
+// Without a workspace: the one-block-per-row rows.
+inline Status sample(const SamplingParams& p, stream_t stream, const SamplingOptions& opt = {}) {
+  return sample(p, nullptr, 0, stream, opt);
 }
 
 }  // namespace dcukern

@@ -7,6 +7,8 @@
 //  - greedy = argmax (lowest index on ties); invalid rows; k > V; V of odd sizes up to 262144, B = 1024;
 //    per-row device parameters; same seed -> same bits; offsets -> independent streams; graph replay
 //    advances the device offset; a rejected call writes nothing.
+//  - every case runs the automatically selected row and the split row pinned (sampling.split.vec where
+//    the shape allows 16-byte loads, else sampling.split), with a workspace.
 // DCUKERN_TEST_QUICK=1 (compute-sanitizer runs): few draws, only the hard checks.
 #include <algorithm>
 #include <cmath>
@@ -73,6 +75,33 @@ struct Batch {
   ConstMatrix matrix() const { return {d.get(), dt, b, v, ld}; }
 };
 
+// The split row for the batch's shape (16-byte loads need 16-byte rows).
+const char* split_row(const Batch& lb) {
+  const int64_t eb = dtype_bytes(lb.dt);
+  return (lb.v * eb) % 16 == 0 && (lb.ld * eb) % 16 == 0 ? "sampling.split.vec" : "sampling.split";
+}
+const char* const kAutoRow = nullptr;
+
+// A workspace for calls of the batch's shape. sample() pins `row` (nullptr: automatic selection); a
+// pinned split row is forced for the call, so that it runs whether or not it has device evidence yet.
+struct Workspace {
+  DeviceBuffer<uint8_t> d;
+  explicit Workspace(size_t bytes) : d(bytes) {}
+  Status sample(const SamplingParams& p, stream_t stream, const char* row) {
+    const bool force = row && std::string(row).rfind("sampling.split", 0) == 0;
+    if (force) Overrides::instance().force(row);
+    const Status s = dcukern::sample(p, d.get(), d.size(), stream, SamplingOptions{row});
+    if (force) Overrides::instance().unforce(row);
+    return s;
+  }
+};
+size_t workspace_bytes(const Batch& lb) {
+  SamplingParams p;
+  p.logits = lb.matrix();
+  p.tokens = {reinterpret_cast<void*>(uintptr_t(256)), DType::i32, lb.b};  // shape only
+  return sampling_workspace_bytes(p);
+}
+
 SamplingParams make_params(const Batch& lb, int32_t* tokens, const ref::SamplingRowParams& rp) {
   SamplingParams p;
   p.logits = lb.matrix();
@@ -89,10 +118,11 @@ SamplingParams make_params(const Batch& lb, int32_t* tokens, const ref::Sampling
 std::vector<int64_t> draw_counts(const Batch& lb, const ref::SamplingRowParams& rp, int calls, const char* row,
                                  int64_t* draws) {
   DeviceBuffer<int32_t> tok(size_t(lb.b) * calls);
+  Workspace ws(workspace_bytes(lb));
   for (int c = 0; c < calls; ++c) {
     SamplingParams p = make_params(lb, tok.get() + size_t(c) * lb.b, rp);
     p.offset = uint64_t(c);
-    const Status s = sample(p, nullptr, SamplingOptions{row});
+    const Status s = ws.sample(p, nullptr, row);
     INFO(s.to_string());
     REQUIRE(s.ok());
   }
@@ -190,6 +220,7 @@ TEST_CASE("small vocabularies: draws follow the exact filtered distribution unde
       }
       const Batch lb(cs.dt, logits_for(cs.dt, cs.v, 2.0, rp, 100 + n), quick_mode() ? 64 : 1024);
       check_distribution(lb, rp);
+      check_distribution(lb, rp, split_row(lb));
       ++n;
     }
   // The generic row on a vector-capable shape agrees in distribution too.
@@ -221,11 +252,13 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
     return r;
   };
   const Batch c32(DType::f32, conc, b);
-  for (const auto& r : {rp(0, 1.0, 0.0), rp(50, 0.9, 0.0), rp(0, 0.95, 0.0), rp(1000, 0.95, 0.01)})
-    check_distribution(c32, away_from_edges(c32.row, r));
+  for (const char* row : {kAutoRow, split_row(c32)})
+    for (const auto& r : {rp(0, 1.0, 0.0), rp(50, 0.9, 0.0), rp(0, 0.95, 0.0), rp(1000, 0.95, 0.01)})
+      check_distribution(c32, away_from_edges(c32.row, r), row);
   const Batch f16(DType::bf16, flat, b);
-  for (const auto& r : {rp(0, 0.95, 0.0), rp(1000, 0.8, 0.0), rp(0, 1.0, 0.9)})
-    check_distribution(f16, away_from_edges(f16.row, r));
+  for (const char* row : {kAutoRow, split_row(f16)})
+    for (const auto& r : {rp(0, 0.95, 0.0), rp(1000, 0.8, 0.0), rp(0, 1.0, 0.9), rp(20, 0.95, 0.0)})
+      check_distribution(f16, away_from_edges(f16.row, r), row);
 }
 
 TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid rows are flagged") {
@@ -240,18 +273,20 @@ TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid ro
     lb.set(3, 4321, inf);                                // row 3: +inf wins
     DeviceBuffer<int32_t> tok(b);
     DeviceBuffer<uint8_t> valid(b);
-    for (int mode = 0; mode < 2; ++mode) {
+    Workspace ws(workspace_bytes(lb));
+    for (int mode = 0; mode < 4; ++mode) {
+      const char* row = mode < 2 ? kAutoRow : split_row(lb);
       ref::SamplingRowParams rp;
-      rp.temperature = mode == 0 ? 0.0 : 1.0;
-      rp.top_k = mode == 0 ? 0 : 1;
+      rp.temperature = mode % 2 == 0 ? 0.0 : 1.0;
+      rp.top_k = mode % 2 == 0 ? 0 : 1;
       SamplingParams p = make_params(lb, tok.get(), rp);
       p.valid = valid.get();
       tok.fill_bytes(0x7f);
-      REQUIRE(sample(p, nullptr).ok());
+      REQUIRE(ws.sample(p, nullptr, row).ok());
       test::device_synchronize();
       const auto t = tok.download();
       const auto ok = valid.download();
-      INFO(dtype_name(dt) << " mode " << mode);
+      INFO(dtype_name(dt) << " mode " << mode << " row " << (row ? row : "auto"));
       int64_t want = 0;
       for (int64_t i = 0; i < v; ++i)
         if (lb.row[i] > lb.row[want]) want = i;
@@ -303,9 +338,10 @@ TEST_CASE("k > V, odd V up to 262144, B = 1024, -inf entries, per-row device par
     p.valid = valid.get();
     int64_t outside = 0, invalid = 0;
     std::vector<ref::FilteredDistribution> refs(105);
-    for (int call = 0; call < (quick_mode() ? 1 : 4); ++call) {
+    Workspace ws(workspace_bytes(lb));
+    for (int call = 0; call < (quick_mode() ? 2 : 8); ++call) {
       p.offset = call;
-      REQUIRE(sample(p, nullptr).ok());
+      REQUIRE(ws.sample(p, nullptr, call % 2 ? split_row(lb) : kAutoRow).ok());
       test::device_synchronize();
       const auto t = tok.download();
       const auto ok = valid.download();
@@ -341,14 +377,16 @@ TEST_CASE("same seed and offset give the same bits; other offsets give independe
   l[0] = 0.001f;  // nearly uniform
   const Batch lb(DType::f32, l, b);
   DeviceBuffer<int32_t> a(b), c(b);
+  Workspace ws(workspace_bytes(lb));
   auto run = [&](DeviceBuffer<int32_t>& out, uint64_t offset, const char* row) {
     SamplingParams p = make_params(lb, out.get(), rp);
     p.offset = offset;
-    REQUIRE(sample(p, nullptr, SamplingOptions{row}).ok());
+    REQUIRE(ws.sample(p, nullptr, row).ok());
     test::device_synchronize();
     return out.download();
   };
-  for (const char* row : {"sampling.block", "sampling.block.vec"}) {
+  for (const char* row : {"sampling.block", "sampling.block.vec", "sampling.split", "sampling.split.vec"}) {
+    INFO(row);
     const auto t0 = run(a, 9, row);
     CHECK(run(c, 9, row) == t0);
     const auto t1 = run(c, 10, row);
@@ -380,22 +418,26 @@ TEST_CASE("graph capture and replay advance the device offset and match eager ca
   p.seed_ptr = seed.get();
   p.offset_ptr = offset.get();
   p.advance_offset = true;
-
-  test::CapturedGraph graph([&](stream_t stream) { return sample(p, stream); });
-  std::vector<std::vector<int32_t>> replays;
-  for (int rep = 0; rep < 3; ++rep) {
-    graph.replay();
-    replays.push_back(tok.download());
-  }
-  CHECK(offset.download()[0] == 80);
-  CHECK(replays[0] != replays[1]);
-  for (int rep = 0; rep < 3; ++rep) {  // replay r used offset 77 + r, seed 1234
-    SamplingParams q = make_params(lb, eager.get(), rp);
-    q.seed = 1234;
-    q.offset = 77 + rep;
-    REQUIRE(sample(q, nullptr).ok());
-    test::device_synchronize();
-    CHECK(eager.download() == replays[rep]);
+  Workspace ws(workspace_bytes(lb));
+  for (const char* row : {kAutoRow, split_row(lb)}) {
+    INFO((row ? row : "auto"));
+    offset.upload({77});
+    test::CapturedGraph graph([&](stream_t stream) { return ws.sample(p, stream, row); });
+    std::vector<std::vector<int32_t>> replays;
+    for (int rep = 0; rep < 3; ++rep) {
+      graph.replay();
+      replays.push_back(tok.download());
+    }
+    CHECK(offset.download()[0] == 80);
+    CHECK(replays[0] != replays[1]);
+    for (int rep = 0; rep < 3; ++rep) {  // replay r used offset 77 + r, seed 1234
+      SamplingParams q = make_params(lb, eager.get(), rp);
+      q.seed = 1234;
+      q.offset = 77 + rep;
+      REQUIRE(ws.sample(q, nullptr, row).ok());
+      test::device_synchronize();
+      CHECK(eager.download() == replays[rep]);
+    }
   }
 }
 
@@ -424,6 +466,20 @@ TEST_CASE("a rejected call writes nothing") {
     const auto t = tok.download();
     CHECK(std::all_of(t.begin(), t.end(), [](int32_t x) { return x == -1; }));
   }
+  CHECK(offset.download()[0] == 5);
+  // The split rows: no workspace -> unsupported when pinned; too small -> invalid; nothing written.
+  p = make_params(lb, tok.get(), rp);
+  p.offset_ptr = offset.get();
+  p.advance_offset = true;
+  Overrides::instance().force("sampling.split.vec");
+  CHECK(sample(p, nullptr, SamplingOptions{"sampling.split.vec"}).code() == StatusCode::unsupported);
+  Overrides::instance().unforce("sampling.split.vec");
+  Workspace small(workspace_bytes(lb) - 256);
+  tok.fill_bytes(0xFF);
+  CHECK(small.sample(p, nullptr, "sampling.split.vec").code() == StatusCode::invalid_argument);
+  test::device_synchronize();
+  const auto t = tok.download();
+  CHECK(std::all_of(t.begin(), t.end(), [](int32_t x) { return x == -1; }));
   CHECK(offset.download()[0] == 5);
   p = make_params(lb, tok.get(), rp);
   p.logits.data = static_cast<const char*>(p.logits.data) + 4;

@@ -170,3 +170,39 @@ TEST_CASE("sampling rows: vector row for aligned rows, generic fallback otherwis
   CHECK(check_sampling_row(p, t, "sampling.block.vec", &row).code() == StatusCode::unsupported);
   CHECK(check_sampling_row(p, t, "sampling.nope", &row).code() == StatusCode::invalid_argument);
 }
+
+TEST_CASE("sampling split rows: need a workspace, pinned only when forced until they have evidence") {
+  const TargetInfo& t = *resolve_target("sm_90").info;
+  const capabilities::SamplingRow* row = nullptr;
+  const SamplingParams p = valid_params();
+  Overrides::instance().force("sampling.split.vec");
+  CHECK(check_sampling_row(p, t, "sampling.split.vec", &row).code() == StatusCode::unsupported);
+  REQUIRE(check_sampling_row(p, t, "sampling.split.vec", &row, true).ok());
+  CHECK(row->kernel == SamplingKernel::split_vec);
+  CHECK(row->semantics.needs_workspace);
+  CHECK(row->contract.describe().find("workspace") != std::string::npos);
+  Explanation why;
+  REQUIRE(select_sampling(p, t, &row, &why).ok());  // no workspace: a one-block row
+  CHECK(std::string(row->id) == "sampling.block.vec");
+  CHECK(why.to_string().find("needs a workspace") != std::string::npos);
+  Overrides::instance().unforce("sampling.split.vec");
+  // Kernel symbols tell the variants apart (ISA audit): no row's fragment is inside another's.
+  for (const auto& a : SamplingOp::rows())
+    for (const auto& b : SamplingOp::rows())
+      if (&a != &b) CHECK(std::string(b.kernel_symbol).find(a.kernel_symbol) == std::string::npos);
+}
+
+TEST_CASE("sampling workspace: one tile of 8192 elements per block, every region counted") {
+  using namespace sampling_detail;
+  CHECK(split_tiles(1) == 1);
+  CHECK(split_tiles(8192) == 1);
+  CHECK(split_tiles(8193) == 2);
+  CHECK(split_tiles(151936) == 19);
+  SamplingParams p = valid_params();
+  CHECK(sampling_workspace_bytes(p) == split_workspace_bytes(4, 1024));
+  const size_t big = split_workspace_bytes(1024, 262144);
+  CHECK(big >= size_t(1024) * (32 * (sizeof(SplitHeader) + kWindow * 2) + kSplitCap * 8 + sizeof(SplitSync) + sizeof(SplitPlan)));
+  CHECK(big % 256 == 0);
+  p.logits.rows = 0;
+  CHECK(sampling_workspace_bytes(p) == 0);
+}

@@ -34,6 +34,9 @@ inline runtime_error_t runtime_copy_to_host(void* h, const void* d, size_t bytes
   return hipMemcpy(h, d, bytes, hipMemcpyDeviceToHost);
 }
 inline runtime_error_t runtime_synchronize() { return hipDeviceSynchronize(); }
+inline runtime_error_t runtime_memset_async(void* d, int value, size_t bytes, stream_t s) {
+  return hipMemsetAsync(d, value, bytes, s);
+}
 #else
 using stream_t = cudaStream_t;
 using runtime_error_t = cudaError_t;
@@ -51,6 +54,9 @@ inline runtime_error_t runtime_copy_to_host(void* h, const void* d, size_t bytes
   return cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost);
 }
 inline runtime_error_t runtime_synchronize() { return cudaDeviceSynchronize(); }
+inline runtime_error_t runtime_memset_async(void* d, int value, size_t bytes, stream_t s) {
+  return cudaMemsetAsync(d, value, bytes, s);
+}
 #endif
 
 inline Status runtime_status(runtime_error_t e, const char* what) {

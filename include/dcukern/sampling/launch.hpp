@@ -1,28 +1,52 @@
-// Launch of the kernel a sampling row names: one block per row; runtime dtype -> template dispatch,
+// Launch of the kernel a sampling row names: block rows one block per row; split rows zero the per-row
+// counters of the workspace, then two passes of one block per tile. Runtime dtype -> template dispatch,
 // ending in an explicit error.
 #pragma once
 #include "dcukern/platform/device_context.hpp"
 #include "dcukern/sampling/kernels/sample_block.hpp"
+#include "dcukern/sampling/kernels/split_draw.hpp"
 #include "dcukern/sampling/select.hpp"
 
 namespace dcukern::sampling_detail {
 
+template <bool kVec, DType DT>
+void launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t batch, stream_t s) {
+  if (!w) {
+    sampling_block_kernel<kVec, DT><<<unsigned(batch), kThreads, 0, s>>>(a);
+    return;
+  }
+  const unsigned grid = unsigned(batch * w->tiles);
+  sampling_split_kernel<kVec, 0, DT><<<grid, kThreads, 0, s>>>(a, *w);
+  sampling_split_kernel<kVec, 1, DT><<<grid, kThreads, 0, s>>>(a, *w);
+}
+
 template <bool kVec>
-Status launch_block(DType dt, const SamplingArgs& a, unsigned grid, stream_t s) {
+Status launch_dtype(DType dt, const SamplingArgs& a, const SplitWorkspace* w, int64_t batch, stream_t s) {
   switch (dt) {
-    case DType::f32: sampling_block_kernel<DType::f32, kVec><<<grid, kThreads, 0, s>>>(a); return Status::success();
-    case DType::bf16: sampling_block_kernel<DType::bf16, kVec><<<grid, kThreads, 0, s>>>(a); return Status::success();
-    case DType::f16: sampling_block_kernel<DType::f16, kVec><<<grid, kThreads, 0, s>>>(a); return Status::success();
+    case DType::f32: launch_kernels<kVec, DType::f32>(a, w, batch, s); return Status::success();
+    case DType::bf16: launch_kernels<kVec, DType::bf16>(a, w, batch, s); return Status::success();
+    case DType::f16: launch_kernels<kVec, DType::f16>(a, w, batch, s); return Status::success();
     default: break;
   }
   return Status::unsupported(std::string("sampling: unsupported logits dtype ") + dtype_name(dt));
 }
 
-inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int64_t batch, stream_t s) {
-  const unsigned grid = static_cast<unsigned>(batch);
+// `workspace`: the caller's workspace, at least split_workspace_bytes(batch, V) (split rows only).
+inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int64_t batch, void* workspace,
+                     stream_t s) {
+  const bool split = kernel == SamplingKernel::split || kernel == SamplingKernel::split_vec;
+  SplitWorkspace w{};
+  if (split) {
+    w = split_layout(workspace, batch, a.vocab);
+    if (Status e = runtime_status(runtime_memset_async(w.sync, 0, split_sync_bytes(batch), s), "sampling workspace");
+        !e.ok())
+      return e;
+  }
   switch (kernel) {
-    case SamplingKernel::block: return launch_block<false>(dt, a, grid, s);
-    case SamplingKernel::block_vec: return launch_block<true>(dt, a, grid, s);
+    case SamplingKernel::block: return launch_dtype<false>(dt, a, nullptr, batch, s);
+    case SamplingKernel::block_vec: return launch_dtype<true>(dt, a, nullptr, batch, s);
+    case SamplingKernel::split: return launch_dtype<false>(dt, a, &w, batch, s);
+    case SamplingKernel::split_vec: return launch_dtype<true>(dt, a, &w, batch, s);
   }
   return Status::unsupported("sampling: kernel not compiled into this build");
 }

@@ -57,7 +57,8 @@ struct SamplingParams {
 struct SamplingCall {
   DType dtype;
   int64_t batch, vocab, row_stride;
-  int align;  // byte alignment of the logits base pointer
+  int align;           // byte alignment of the logits base pointer
+  bool has_workspace;  // filled by the entry point: a workspace was given
 };
 
 // Per-row parameter checks shared by host validation and (for device arrays) the kernel.
@@ -103,7 +104,7 @@ inline Status validate_sampling(const SamplingParams& p, SamplingCall* call) {
     return Status::invalid("sampling: min_p " + std::to_string(p.min_p.value) + " (must be in [0, 1])");
   if (p.advance_offset && !p.offset_ptr)
     return Status::invalid("sampling: advance_offset needs offset_ptr (a device counter)");
-  *call = SamplingCall{l.dtype, l.rows, l.cols, l.row_stride, address_alignment(l.data)};
+  *call = SamplingCall{l.dtype, l.rows, l.cols, l.row_stride, address_alignment(l.data), false};
   return Status::success();
 }
 
@@ -113,9 +114,12 @@ struct SamplingContract {
   int align_bytes = 1;     // logits base address
   int vector_bytes = 1;    // V and the row stride, in bytes, must be multiples of this
   int64_t vocab_max = kSamplingMaxVocab;
+  bool needs_workspace = false;  // split rows: per-tile partials go to the caller's workspace
 
   constexpr const char* check(const SamplingCall& c) const {
     if (!dtypes.has(c.dtype)) return "dtype not covered by this row";
+    if (needs_workspace && !c.has_workspace)
+      return "row needs a workspace (sampling_workspace_bytes) and none was given";
     if (c.vocab > vocab_max) return "V above this row's range";
     if (c.align < align_bytes) return "logits are not aligned for this row's vector loads";
     const int64_t elt = dtype_bytes(c.dtype);
@@ -129,6 +133,7 @@ struct SamplingContract {
     std::string s = dtype_list(dtypes) + " V<=" + std::to_string(vocab_max);
     if (align_bytes > 1) s += " align" + std::to_string(align_bytes);
     if (vector_bytes > 1) s += " vec" + std::to_string(vector_bytes) + "B";
+    if (needs_workspace) s += " workspace";
     return s;
   }
 };

@@ -6,6 +6,7 @@
 #include "dcukern/platform/detect.hpp"
 #include "dcukern/registry/select.hpp"
 #include "dcukern/sampling/params.hpp"
+#include "dcukern/sampling/workspace.hpp"
 
 namespace dcukern {
 
@@ -19,20 +20,31 @@ struct SamplingOp {
 
 inline const capabilities::SamplingRow* find_sampling_row(const char* id) { return find_row<SamplingOp>(id); }
 
-// Validate the call and choose its row for `target`; *row is never null on success.
+// Validate the call and choose its row for `target`; *row is never null on success. `has_workspace`:
+// the caller passes a workspace (the split rows need one).
 inline Status select_sampling(const SamplingParams& p, const TargetInfo& target,
-                              const capabilities::SamplingRow** row, Explanation* why = nullptr) {
+                              const capabilities::SamplingRow** row, Explanation* why = nullptr,
+                              bool has_workspace = false) {
   SamplingCall call;
   if (Status s = validate_sampling(p, &call); !s.ok()) return s;
+  call.has_workspace = has_workspace;
   return choose_row<SamplingOp>("sampling", call, target, nullptr, row, why);
 }
 
 // Validate the call and check that the row `id` can run it on `target` (used to pin a row).
 inline Status check_sampling_row(const SamplingParams& p, const TargetInfo& target, const char* id,
-                                 const capabilities::SamplingRow** row) {
+                                 const capabilities::SamplingRow** row, bool has_workspace = false) {
   SamplingCall call;
   if (Status s = validate_sampling(p, &call); !s.ok()) return s;
+  call.has_workspace = has_workspace;
   return choose_row<SamplingOp>("sampling", call, target, id, row, nullptr);
+}
+
+// Bytes of workspace the split rows need for a call of p's shape (B, V); 0 for an invalid shape.
+inline size_t sampling_workspace_bytes(const SamplingParams& p) {
+  SamplingCall call;
+  if (!validate_sampling(p, &call).ok()) return 0;
+  return sampling_detail::split_workspace_bytes(call.batch, call.vocab);
 }
 
 }  // namespace dcukern

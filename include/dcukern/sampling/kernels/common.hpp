@@ -75,9 +75,20 @@ __device__ __forceinline__ int bin_of(float t) {
 }
 __device__ __forceinline__ uint64_t fixed_mass(float t) { return uint64_t(device_exp2(t) * kMassScale); }
 
-// Tile loader: tile `base` gives each thread kItems elements. Scalar: element base + u*kThreads + tid.
+// Value bin of a logit for the split rows: the top 16 bits of its order key (sign, exponent and 7
+// mantissa bits: 128 bins per octave). Monotone in x and independent of the temperature, so every
+// block of a row bins the same way.
+__device__ __forceinline__ uint32_t value_bin(float x) { return order_key(finite_logit(x)) >> 16; }
+
+// Start of row `row` of the logits.
+template <DType DT>
+__device__ __forceinline__ const void* row_start(const SamplingArgs& a, int64_t row) {
+  return static_cast<const char*>(a.logits) + row * a.ld * (DT == DType::f32 ? 4 : 2);
+}
+
+// Tile loader: tile `base` gives each thread kN elements. Scalar: element base + u*kThreads + tid.
 // Vector (16-byte loads, V a multiple of the vector width): vector base/W + g*kThreads + tid.
-template <DType DT, bool kVec>
+template <DType DT, bool kVec, int kN = kItems>
 struct RowLoader {
   static constexpr int kElt = DT == DType::f32 ? 4 : 2;
   static constexpr int kW = kVec ? 16 / kElt : 1;
@@ -94,9 +105,9 @@ struct RowLoader {
     else return to_float<DT>(static_cast<const uint16_t*>(row)[i]);
   }
   // x[u] = element index(base, u), or -inf past the end (callers test index < vocab).
-  __device__ __forceinline__ void load(int64_t base, float (&x)[kItems]) const {
+  __device__ __forceinline__ void load(int64_t base, float (&x)[kN]) const {
     if constexpr (kVec) {
-      constexpr int kLoads = kItems / kW;
+      constexpr int kLoads = kN / kW;
       vec16_t v[kLoads];
 #pragma unroll
       for (int g = 0; g < kLoads; ++g) {
@@ -117,7 +128,7 @@ struct RowLoader {
       }
     } else {
 #pragma unroll
-      for (int u = 0; u < kItems; ++u) {
+      for (int u = 0; u < kN; ++u) {
         const int64_t e = index(base, u);
         x[u] = e < vocab ? scalar(e) : -INFINITY;
       }

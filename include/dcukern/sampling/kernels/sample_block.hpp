@@ -10,6 +10,7 @@
 //      general path: find_cut for top-k, then for top-p (each one gather, or radix digits when a bin
 //      is crowded), then draw_kept over the row.
 // Determinism: cuts use integer sums; float sums run in a fixed order; no float atomics.
+// sample_row is also the split rows' fallback for rows their fast path cannot decide.
 #pragma once
 #include "dcukern/sampling/kernels/row_passes.hpp"
 #include "dcukern/sampling/philox.hpp"
@@ -46,16 +47,12 @@ __device__ __forceinline__ uint64_t top_p_target(float p, uint64_t mass) {
   return t < 1.0 ? 1 : uint64_t(t);
 }
 
-// Fast path: everything decided among the sorted candidates of bins [0, hi] (+ the top-k bin).
-template <class Loader>
-__device__ inline int64_t sample_from_candidates(const Loader& L, const RowScale& sc, const RowParams& p, bool k_on,
-                                                 bool p_on, float tmin, int hi, const Crossing& ck,
-                                                 uint64_t n_pre, uint64_t mass_pre, uint64_t total_mass, float u,
-                                                 Shared& s) {
-  const bool tail = k_on && ck.bin > hi;
-  const int n = gather_candidates(
-      L, sc, [&](float, int b, uint64_t) { return b <= hi || (tail && b == ck.bin); }, s);
-  const uint64_t gap = tail ? ck.before_count - n_pre : 0;  // elements between the prefix and the top-k bin
+// Draw from sorted candidates s.cand[0, n): the first n_pre are a prefix of the row's sort order; with
+// `tail` the rest is the top-k boundary bin, `gap` elements (of fixed mass gap_mass) further down.
+// Applies top-k, top-p (on the top-k mass), min-p exactly and draws by inverse CDF; returns the index.
+__device__ inline int64_t draw_sorted(const RowScale& sc, const RowParams& p, bool k_on, bool p_on, float tmin, int n,
+                                      uint64_t n_pre, uint64_t gap, uint64_t gap_mass, uint64_t total_mass, float u,
+                                      Shared& s) {
   const uint64_t k = uint64_t(p.top_k);
   uint64_t L_keep = n_pre;
   if (k_on) L_keep = L_keep < k ? L_keep : k;
@@ -68,7 +65,7 @@ __device__ inline int64_t sample_from_candidates(const Loader& L, const RowScale
         const uint64_t rank = uint64_t(j) < n_pre ? uint64_t(j) : uint64_t(j) + gap;
         if (j < n && rank < k) mine += fixed_mass(sc.t(key_logit(s.cand[j])));
       }
-      mk = all_sum(mine, s) + (k > n_pre ? ck.before_mass - mass_pre : 0);
+      mk = all_sum(mine, s) + (k > n_pre ? gap_mass : 0);
     }
     const Selected sp = select_candidate(int(n_pre), true, top_p_target(p.top_p, mk), sc, s);
     L_keep = L_keep < uint64_t(sp.j) + 1 ? L_keep : uint64_t(sp.j) + 1;
@@ -103,25 +100,46 @@ __device__ inline int64_t sample_from_candidates(const Loader& L, const RowScale
   return key_index(s.cand[pick - 1]);
 }
 
-template <DType DT, bool kVec>
-__global__ void __launch_bounds__(kThreads, 2) sampling_block_kernel(SamplingArgs a) {
-  __shared__ Shared s;
-  const int64_t row = blockIdx.x;
-  const RowLoader<DT, kVec> L{static_cast<const char*>(a.logits) + row * a.ld * RowLoader<DT, kVec>::kElt, a.vocab};
+// Fast path: everything decided among the sorted candidates of bins [0, hi] (+ the top-k bin).
+template <class Loader>
+__device__ inline int64_t sample_from_candidates(const Loader& L, const RowScale& sc, const RowParams& p, bool k_on,
+                                                 bool p_on, float tmin, int hi, const Crossing& ck,
+                                                 uint64_t n_pre, uint64_t mass_pre, uint64_t total_mass, float u,
+                                                 Shared& s) {
+  const bool tail = k_on && ck.bin > hi;
+  const int n = gather_candidates(
+      L, sc, [&](float, int b, uint64_t) { return b <= hi || (tail && b == ck.bin); }, s);
+  const uint64_t gap = tail ? ck.before_count - n_pre : 0;  // elements between the prefix and the top-k bin
+  return draw_sorted(sc, p, k_on, p_on, tmin, n, n_pre, gap, ck.before_mass - mass_pre, total_mass, u, s);
+}
+
+// The uniform of this row's draw.
+__device__ inline float row_uniform(const SamplingArgs& a, int64_t row) {
+  const uint64_t seed = a.seed_ptr ? *a.seed_ptr : a.seed;
+  const uint64_t offset = a.offset_ptr ? *a.offset_ptr : a.offset;
+  return sampling_uniform(seed, offset, uint32_t(row));
+}
+
+__device__ inline RowScale row_scale(float m, const RowParams& p) { return RowScale{m, fminf(kLog2e / p.temperature, FLT_MAX)}; }
+
+// The min-p threshold on t = log2(p / p_max); -inf when min-p is off.
+__device__ inline float row_tmin(const RowParams& p) { return p.min_p > 0.0f ? device_log2(p.min_p) : -INFINITY; }
+
+// One row, one block: the whole algorithm above; writes the token and the validity flag.
+template <class Loader>
+__device__ inline void sample_row(const Loader& L, const SamplingArgs& a, int64_t row, Shared& s) {
   const RowParams p = row_params(a, row);
   const RowMax mx = row_max(L, s);
   const float m = key_logit(mx.key);
   if (mx.nan || !p.ok || m == -INFINITY) return write_token(a, row, kSamplingInvalidToken, false);
   if (p.temperature == 0.0f || p.top_k == 1) return write_token(a, row, key_index(mx.key), true);
 
-  const RowScale sc{m, fminf(kLog2e / p.temperature, FLT_MAX)};
+  const RowScale sc = row_scale(m, p);
   const bool k_on = p.top_k > 0 && int64_t(p.top_k) < a.vocab;
   const bool p_on = p.top_p < 1.0f;
   const bool mp_on = p.min_p > 0.0f;
-  const float tmin = mp_on ? device_log2(p.min_p) : -INFINITY;
-  const uint64_t seed = a.seed_ptr ? *a.seed_ptr : a.seed;
-  const uint64_t offset = a.offset_ptr ? *a.offset_ptr : a.offset;
-  const float u = sampling_uniform(seed, offset, uint32_t(row));
+  const float tmin = row_tmin(p);
+  const float u = row_uniform(a, row);
   if (!k_on && !p_on) return write_token(a, row, draw_kept(L, sc, 0, tmin, u, s), true);
 
   build_histogram(L, sc, p_on, s);
@@ -164,6 +182,13 @@ __global__ void __launch_bounds__(kThreads, 2) sampling_block_kernel(SamplingArg
     cut = c_p.key > cut ? c_p.key : cut;
   }
   write_token(a, row, draw_kept(L, sc, cut, tmin, u, s), true);
+}
+
+template <bool kVec, DType DT>
+__global__ void __launch_bounds__(kThreads, 2) sampling_block_kernel(SamplingArgs a) {
+  __shared__ Shared s;
+  const int64_t row = blockIdx.x;
+  sample_row(RowLoader<DT, kVec>{row_start<DT>(a, row), a.vocab}, a, row, s);
 }
 
 // Adds 1 to the device offset after the draw (stream order), so a replayed graph draws new numbers.

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Turn sampling_bench's Google Benchmark JSON into the sampling evidence file.
+
+    bench/make_sampling_evidence.py sampling_bench.json --commit SHA --target sm_90 \
+        --device-tests "..." --memcheck "..." > capabilities/evidence/sampling-sm_90.json
+
+Records every measurement and checks the issue's speed bounds on the rows automatic selection ran
+("auto"): time over one read of the logits <= 3 at B >= 128, <= 5 at B = 32, and < 20 us at B = 1.
+"""
+import argparse
+import json
+
+
+def requirement(b):
+    if b >= 128:
+        return "<= 3 reads of the logits", lambda r: r["reads"] <= 3.0
+    if b == 32:
+        return "<= 5 reads of the logits", lambda r: r["reads"] <= 5.0
+    if b == 1:
+        return "< 20 us", lambda r: r["us"] < 20.0
+    return None, None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bench_json")
+    ap.add_argument("--commit", required=True)
+    ap.add_argument("--target", required=True)
+    ap.add_argument("--device-tests", default="")
+    ap.add_argument("--memcheck", default="")
+    args = ap.parse_args()
+    raw = json.load(open(args.bench_json))
+    results, checks = [], []
+    for b in raw["benchmarks"]:
+        if b.get("error_occurred"):
+            continue
+        _, dtype, v, batch, k, p, impl = b["run_name"].split("/")[:7]
+        r = {"dtype": dtype, "V": int(v[1:]), "B": int(batch[1:]), "k": int(k[1:]), "p": int(p[1:]) / 100.0,
+             "impl": impl, "row": b.get("label", impl), "us": round(b["us"], 2), "GBps": round(b["GBps"], 1),
+             "pct_read_bw": round(b["pct_read_bw"], 2), "reads": round(b["reads"], 2)}
+        results.append(r)
+        what, met = requirement(r["B"])
+        if impl == "auto" and what:
+            where = "%s V=%d B=%d k=%d p=%.2f" % (dtype, r["V"], r["B"], r["k"], r["p"])
+            checks.append({"requirement": what, "where": where, "row": r["row"],
+                           "value": r["us"] if r["B"] == 1 else r["reads"], "met": bool(met(r))})
+    ctx = raw["context"]
+    out = {
+        "op": "sampling (issue 5): top-k + top-p, temperature 1", "target": args.target,
+        "device": ctx.get("device"), "commit": args.commit, "date": ctx.get("date"),
+        "read_bandwidth_GBps": round(float(ctx.get("read_bw_GBps", 0)), 1),
+        "method": "bench/sampling_bench.cu: logits normal-like (sd 2), rotated through > 4x L2 (HBM-cold); time "
+                  "per call from CUDA-graph replay (median of 15 replays of >= 20 calls, workspace counter "
+                  "memset included); reads = time x read bandwidth / (B x V x sizeof(dtype)); read bandwidth "
+                  "from a 16-byte non-temporal streaming-read kernel over 4 GiB in the same run",
+        "device_tests": args.device_tests, "memcheck": args.memcheck,
+        "summary": {"checks": len(checks), "met": sum(c["met"] for c in checks)},
+        "checks": checks, "results": results,
+    }
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+// sampling.split / sampling.split.vec, pass 2 (draw): same grid as pass 1 (one block per tile of a row).
+//   Fast rows: each block appends the sort keys of its tile's elements in value bins >= cut_bin to
+//   cand[r] (slots from one counter per row: their order varies from run to run, the set does not).
+//   The last block of a row to arrive (ticket sync[r].drawn) finishes the row: fast rows sort their
+//   candidates (a prefix of the row's sort order that holds its top k) and draw among them exactly
+//   (draw_sorted, as the one-block kernel does); greedy and invalid rows write the plan's answer;
+//   fallback rows run the whole one-block algorithm (sample_row) over the row.
+// Determinism: the sorted candidate set and every sum over it are independent of timing.
+#pragma once
+#include "dcukern/sampling/kernels/split_scan.hpp"
+
+namespace dcukern::sampling_detail {
+
+template <DType DT, bool kVec>
+__device__ inline void gather_tile(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, int tile,
+                                   uint32_t cut_bin, Shared& s) {
+  const RowLoader<DT, kVec, kSplitItems> L{row_start<DT>(a, row), a.vocab};
+  const int64_t base = int64_t(tile) * kSplitTile;
+  float x[kSplitItems];
+  L.load(base, x);
+  if (threadIdx.x == 0) s.n_cand = 0;
+  __syncthreads();
+#pragma unroll
+  for (int u = 0; u < kSplitItems; ++u) {
+    const int64_t i = L.index(base, u);
+    if (i >= a.vocab || value_bin(x[u]) < cut_bin) continue;
+    const uint32_t slot = atomicAdd(&s.n_cand, 1u);
+    if (slot < uint32_t(kCap)) s.cand[slot] = sort_key(finite_logit(x[u]), i);
+  }
+  __syncthreads();
+  const uint32_t n = s.n_cand < uint32_t(kCap) ? s.n_cand : uint32_t(kCap);
+  if (n == 0) return;
+  if (threadIdx.x == 0) s.b64[0] = atomicAdd(&w.sync[row].n_cand, n);
+  __syncthreads();
+  const uint64_t at = s.b64[0];
+  for (uint32_t i = threadIdx.x; i < n && at + i < uint64_t(kSplitCap); i += kThreads)
+    w.cand[row * kSplitCap + at + i] = s.cand[i];
+}
+
+// The last block of a fast row: sort the gathered candidates and draw.
+__device__ inline int64_t draw_fast_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row,
+                                        const SplitPlan& plan, const RowParams& p, Shared& s) {
+  const uint32_t gathered = load_coherent(&w.sync[row].n_cand);
+  const int n = int(gathered < uint32_t(kSplitCap) ? gathered : uint32_t(kSplitCap));
+  for (int i = threadIdx.x; i < n; i += kThreads) s.cand[i] = load_coherent(&w.cand[row * kSplitCap + i]);
+  __syncthreads();
+  sort_candidates(n, s);
+  const RowScale sc = row_scale(key_logit(plan.max_key), p);
+  return draw_sorted(sc, p, true, p.top_p < 1.0f, row_tmin(p), n, uint64_t(n), 0, 0, 0, row_uniform(a, row), s);
+}
+
+template <bool kVec, DType DT>
+__device__ inline void split_draw(const SamplingArgs& a, const SplitWorkspace& w) {
+  __shared__ Shared s;
+  const int tiles = w.tiles;
+  const int64_t row = blockIdx.x / tiles;
+  const int tile = int(blockIdx.x % tiles);
+  const SplitPlan plan = w.plan[row];
+  if (plan.mode == uint32_t(SplitMode::fast)) gather_tile<DT, kVec>(a, w, row, tile, plan.cut_bin, s);
+  if (!arrive_last(&w.sync[row].drawn, tiles, s.flag)) return;
+  const RowParams p = row_params(a, row);
+  switch (SplitMode(plan.mode)) {
+    case SplitMode::invalid: return write_token(a, row, kSamplingInvalidToken, false);
+    case SplitMode::greedy: return write_token(a, row, key_index(plan.max_key), true);
+    case SplitMode::fast: return write_token(a, row, draw_fast_row(a, w, row, plan, p, s), true);
+    case SplitMode::fallback: break;
+  }
+  sample_row(RowLoader<DT, kVec>{row_start<DT>(a, row), a.vocab}, a, row, s);
+}
+
+// The two passes of the split rows, one kernel template so that a row's kernel_symbol
+// ("sampling_split_kernel<true," / "<false,") names both passes of its variant.
+template <bool kVec, int kPass, DType DT>
+__global__ void __launch_bounds__(kThreads, 2) sampling_split_kernel(SamplingArgs a, SplitWorkspace w) {
+  if constexpr (kPass == 0) split_scan<kVec, DT>(a, w);
+  else split_draw<kVec, DT>(a, w);
+}
+
+}  // namespace dcukern::sampling_detail

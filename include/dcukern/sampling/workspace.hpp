@@ -1,0 +1,91 @@
+// Workspace of the split sampling rows (sampling.split, sampling.split.vec): its size for a call, and its
+// layout. Plain C++ (host and device). The caller allocates sampling_workspace_bytes() once for the
+// largest B and V it will use; the op zeroes the per-row counters itself at the start of every call, so
+// the contents never need initialising and a captured graph replays correctly.
+//
+// Per row r (tiles = ceil(V / kSplitTile)):
+//   sync[r]              ticket counters of the two passes and the candidate counter (zeroed per call)
+//   plan[r]              pass 1's verdict for the row (mode, cut bin, candidate count, largest sort key)
+//   header[r][tile]      one tile's largest sort key, top value bin, stored window length, flags
+//   window[r][tile][..]  counts of the value bins top, top - 1, ... (kWindow at most, 16-bit)
+//   cand[r][..]          the sort keys of the row's candidates (kCap at most)
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "dcukern/platform/detect.hpp"
+
+namespace dcukern::sampling_detail {
+
+constexpr int kSplitThreads = 512;                                   // = kThreads of the kernels
+constexpr int kSplitItems = 16;                                      // elements per thread: one tile in registers
+constexpr int64_t kSplitTile = int64_t(kSplitThreads) * kSplitItems;  // elements per block
+constexpr int kWindow = kSplitThreads;                               // value bins one tile may store (4 octaves)
+constexpr int kMergeBins = 2048;                                     // value bins a row's merge covers (16 octaves)
+constexpr int kSplitCap = 2048;                                      // candidates per row (= kCap of the kernels)
+
+enum class SplitMode : uint32_t {
+  invalid = 0,   // NaN row, all -inf, or an out-of-range device parameter
+  greedy = 1,    // temperature 0 or top_k 1: the largest sort key
+  fast = 2,      // candidates = elements with value bin >= cut_bin (at most kSplitCap), gathered by pass 2
+  fallback = 3,  // anything else: one block runs the whole row (the sampling.block algorithm)
+};
+
+struct SplitSync {
+  uint32_t scanned, drawn, n_cand, pad;
+};
+struct SplitPlan {
+  uint64_t max_key;
+  uint32_t mode, cut_bin, n_cand, pad;
+};
+struct SplitHeader {
+  uint64_t max_key;
+  uint64_t packed;  // top bin (bits 0-31), stored bins (32-47), NaN seen (48), window truncated (49)
+};
+
+struct SplitWorkspace {
+  SplitSync* sync;
+  SplitPlan* plan;
+  SplitHeader* header;
+  uint16_t* window;
+  uint64_t* cand;
+  int tiles;
+};
+
+DCUKERN_HD constexpr int split_tiles(int64_t vocab) { return int((vocab + kSplitTile - 1) / kSplitTile); }
+
+DCUKERN_HD constexpr size_t split_align(size_t n) { return (n + 255) & ~size_t(255); }
+
+// Bytes of each region, in layout order.
+DCUKERN_HD constexpr size_t split_sync_bytes(int64_t b) { return split_align(size_t(b) * sizeof(SplitSync)); }
+DCUKERN_HD constexpr size_t split_plan_bytes(int64_t b) { return split_align(size_t(b) * sizeof(SplitPlan)); }
+DCUKERN_HD constexpr size_t split_header_bytes(int64_t b, int64_t v) {
+  return split_align(size_t(b) * split_tiles(v) * sizeof(SplitHeader));
+}
+DCUKERN_HD constexpr size_t split_window_bytes(int64_t b, int64_t v) {
+  return split_align(size_t(b) * split_tiles(v) * kWindow * sizeof(uint16_t));
+}
+DCUKERN_HD constexpr size_t split_cand_bytes(int64_t b) { return split_align(size_t(b) * kSplitCap * sizeof(uint64_t)); }
+
+DCUKERN_HD constexpr size_t split_workspace_bytes(int64_t b, int64_t v) {
+  return split_sync_bytes(b) + split_plan_bytes(b) + split_header_bytes(b, v) + split_window_bytes(b, v) +
+         split_cand_bytes(b);
+}
+
+inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v) {
+  char* p = static_cast<char*>(base);
+  SplitWorkspace w;
+  w.sync = reinterpret_cast<SplitSync*>(p);
+  p += split_sync_bytes(b);
+  w.plan = reinterpret_cast<SplitPlan*>(p);
+  p += split_plan_bytes(b);
+  w.header = reinterpret_cast<SplitHeader*>(p);
+  p += split_header_bytes(b, v);
+  w.window = reinterpret_cast<uint16_t*>(p);
+  p += split_window_bytes(b, v);
+  w.cand = reinterpret_cast<uint64_t*>(p);
+  w.tiles = split_tiles(v);
+  return w;
+}
+
+}  // namespace dcukern::sampling_detail
