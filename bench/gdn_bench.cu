@@ -1,9 +1,11 @@
 // Gated-delta-net decode benchmark on the Qwen3-Next / Qwen3.5 shapes (issue 4): the recurrent step at
 // B in {1, 8, 32, 128, 256, 512}, H = 16, HV in {32, 48}, K = V = 128, fp32 state, in-kernel gating and
 // L2 norm (one kernel for the whole step), for automatic selection (both layouts) and the generic row;
-// and the conv1d update at B in {1, 32, 256}, 8192 channels, width 4. State pools rotate through > 4x L2
-// (HBM-cold); time from CUDA-graph replay. Counters: us per step, GB/s of state bytes read + written
-// (conv1d: every byte moved), % of the read bandwidth measured in this run.
+// and the conv1d update at B in {1, 32, 256}, 8192 channels, width 4. Every row that is not chosen
+// automatically is also run pinned. A read-modify-write ceiling (16-byte vectors read and written back in
+// place, the state's traffic without its math) over the same bytes shows what the traffic pattern allows.
+// State pools rotate through > 4x L2 (HBM-cold); time from CUDA-graph replay. Counters: us per step,
+// GB/s of state bytes read + written (conv1d: every byte moved), % of the read bandwidth measured here.
 #include <memory>
 #include <string>
 #include <vector>
@@ -189,6 +191,28 @@ void bench_conv(benchmark::State& st, int batch, int64_t dim, int width, DType s
   st.SetLabel(row ? row : why.chosen);
 }
 
+// The read-modify-write ceiling: every 16-byte vector of the buffer read, incremented and written back.
+__global__ void __launch_bounds__(256) rmw_kernel(vec16_t* p, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    vec16_t v = p[i];
+    v.x += 1u;
+    p[i] = v;
+  }
+}
+
+void bench_rmw(benchmark::State& st, int64_t bytes) {
+  const int copies = rotation_copies(size_t(bytes));
+  std::vector<void*> bufs(copies);
+  for (void*& b : bufs) BENCH_RT(cudaMalloc(&b, bytes));
+  const int64_t n = bytes / 16;
+  const int grid = int(std::min<int64_t>((n + 255) / 256, 16LL * device_info().sms));
+  double us = 0;
+  for (auto _ : st)
+    us = graph_time_us(copies, [&](cudaStream_t s, int c) { rmw_kernel<<<grid, 256, 0, s>>>(static_cast<vec16_t*>(bufs[c]), n); });
+  report(st, us, 2.0 * double(bytes));
+  for (void* b : bufs) cudaFree(b);
+}
+
 void register_all() {
   auto add = [](const std::string& name, auto fn, auto... args) {
     benchmark::RegisterBenchmark(name.c_str(), fn, args...)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
@@ -198,12 +222,17 @@ void register_all() {
       const std::string base = "gdn/HV" + std::to_string(hv) + "/B" + std::to_string(batch) + "/";
       add(base + "kv/auto", bench_gdn, batch, hv, GdnStateLayout::kv, static_cast<const char*>(nullptr));
       add(base + "vk/auto", bench_gdn, batch, hv, GdnStateLayout::vk, static_cast<const char*>(nullptr));
+      add(base + "kv/gdn.tiled.kv.c16", bench_gdn, batch, hv, GdnStateLayout::kv, "gdn.tiled.kv.c16");
+      add(base + "vk/gdn.tiled.vk.c16", bench_gdn, batch, hv, GdnStateLayout::vk, "gdn.tiled.vk.c16");
       add(base + "kv/gdn.generic", bench_gdn, batch, hv, GdnStateLayout::kv, "gdn.generic");
     }
+  for (int64_t mb : {64, 256, 1536})
+    add("ceiling/rmw/MB" + std::to_string(mb), bench_rmw, mb << 20);
   for (int batch : {1, 32, 256}) {
     const std::string base = "conv1d/B" + std::to_string(batch) + "/dim8192/w4/";
     add(base + "bf16state/auto", bench_conv, batch, int64_t(8192), 4, DType::bf16, static_cast<const char*>(nullptr));
     add(base + "bf16state/conv1d.generic", bench_conv, batch, int64_t(8192), 4, DType::bf16, "conv1d.generic");
+    add(base + "bf16state/conv1d.vec8x2", bench_conv, batch, int64_t(8192), 4, DType::bf16, "conv1d.vec8x2");
     add(base + "f32state/auto", bench_conv, batch, int64_t(8192), 4, DType::f32, static_cast<const char*>(nullptr));
   }
 }

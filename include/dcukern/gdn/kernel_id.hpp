@@ -9,13 +9,16 @@ namespace dcukern {
 
 enum class GdnKernel : uint8_t {
   generic,   // any valid call: one block per (sequence, value head), state updated in the pool per token
-  tiled_kv,  // [K, V] layout, K in {64, 128, 256}: state tile in registers, 16-byte loads along V
-  tiled_vk,  // [V, K] layout, K in {64, 128, 256}: state tile in registers, 16-byte loads along K
+  tiled_kv,    // [K, V] layout, K in {64, 128, 256}: 32-column state tile in registers, 16-byte loads along V
+  tiled_vk,    // [V, K] layout, K in {64, 128, 256}: 32-row state tile in registers, 16-byte loads along K
+  tiled_kv16,  // tiled_kv with 16-column tiles: twice the blocks, half the state per thread
+  tiled_vk16,  // tiled_vk with 16-row tiles
 };
 
 enum class Conv1dKernel : uint8_t {
   generic,  // any valid call: one thread per (sequence, channel), scalar loads
   vec8,     // 8 channels per thread, 16-byte loads of x, weights, state and bias
+  vec8x2,   // vec8 for two sequences per thread: the weights read once for both, twice the loads in flight
 };
 
 // The instruction features a kernel's code uses (a host test checks that its rows need at least these).

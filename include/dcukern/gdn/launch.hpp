@@ -15,13 +15,13 @@ namespace dcukern::gdn_detail {
 
 inline unsigned grid_size(int64_t blocks) { return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 1 << 30)); }
 
-template <template <int, DType> class Tile, DType DT, DType SDT>
+template <template <int, int, DType> class Tile, int Cols, DType DT, DType SDT>
 Status launch_tiled(const GdnArgs& a, stream_t s) {
-  const unsigned grid = grid_size(int64_t(a.batch) * a.hv * (a.vdim / kTileCols));
+  const unsigned grid = grid_size(int64_t(a.batch) * a.hv * (a.vdim / Cols));
   switch (a.kdim) {
-    case 64: gdn_tiled_kernel<Tile, 64, DT, SDT><<<grid, kTiledThreads, 0, s>>>(a); return Status::success();
-    case 128: gdn_tiled_kernel<Tile, 128, DT, SDT><<<grid, kTiledThreads, 0, s>>>(a); return Status::success();
-    case 256: gdn_tiled_kernel<Tile, 256, DT, SDT><<<grid, kTiledThreads, 0, s>>>(a); return Status::success();
+    case 64: gdn_tiled_kernel<Tile<Cols, 64, SDT>, DT><<<grid, kTiledThreads, 0, s>>>(a); return Status::success();
+    case 128: gdn_tiled_kernel<Tile<Cols, 128, SDT>, DT><<<grid, kTiledThreads, 0, s>>>(a); return Status::success();
+    case 256: gdn_tiled_kernel<Tile<Cols, 256, SDT>, DT><<<grid, kTiledThreads, 0, s>>>(a); return Status::success();
     default: return Status::unsupported("gdn: tiled kernels take K in {64, 128, 256}, not " + std::to_string(a.kdim));
   }
 }
@@ -32,8 +32,10 @@ Status launch_gdn(GdnKernel kernel, const GdnArgs& a, stream_t s) {
     case GdnKernel::generic:
       gdn_generic_kernel<DT, SDT><<<grid_size(int64_t(a.batch) * a.hv), kGenericThreads, 0, s>>>(a);
       return Status::success();
-    case GdnKernel::tiled_kv: return launch_tiled<KvTile, DT, SDT>(a, s);
-    case GdnKernel::tiled_vk: return launch_tiled<VkTile, DT, SDT>(a, s);
+    case GdnKernel::tiled_kv: return launch_tiled<KvTile, 32, DT, SDT>(a, s);
+    case GdnKernel::tiled_vk: return launch_tiled<VkTile, 32, DT, SDT>(a, s);
+    case GdnKernel::tiled_kv16: return launch_tiled<KvTile, 16, DT, SDT>(a, s);
+    case GdnKernel::tiled_vk16: return launch_tiled<VkTile, 16, DT, SDT>(a, s);
   }
   return Status::unsupported("gdn: unknown kernel");
 }
@@ -45,11 +47,16 @@ Status launch_gdn(GdnKernel kernel, DType state, const GdnArgs& a, stream_t s) {
   return Status::unsupported(std::string("gdn: state dtype ") + dtype_name(state));
 }
 
-template <int W, DType DT, DType SDT>
-void launch_conv1d_vec8(const Conv1dArgs& a, const DeviceContext& ctx, stream_t s) {
-  const int64_t threads = int64_t(a.batch) * (a.dim / 8);
-  const int64_t blocks = std::min<int64_t>((threads + kConvThreads - 1) / kConvThreads, 64LL * ctx.facts.compute_units);
-  conv1d_vec8_kernel<W, DT, SDT><<<grid_size(blocks), kConvThreads, 0, s>>>(a);
+template <int Seqs, DType DT, DType SDT>
+Status launch_conv1d_vec8(const Conv1dArgs& a, const DeviceContext& ctx, stream_t s) {
+  const int64_t threads = (int64_t(a.batch) + Seqs - 1) / Seqs * (a.dim / 8);
+  const unsigned grid = grid_size(std::min<int64_t>((threads + kConvThreads - 1) / kConvThreads, 64LL * ctx.facts.compute_units));
+  switch (a.width) {
+    case 2: conv1d_vec8_kernel<2, Seqs, DT, SDT><<<grid, kConvThreads, 0, s>>>(a); return Status::success();
+    case 3: conv1d_vec8_kernel<3, Seqs, DT, SDT><<<grid, kConvThreads, 0, s>>>(a); return Status::success();
+    case 4: conv1d_vec8_kernel<4, Seqs, DT, SDT><<<grid, kConvThreads, 0, s>>>(a); return Status::success();
+    default: return Status::unsupported("conv1d: width " + std::to_string(a.width) + " (supported: 2..4)");
+  }
 }
 
 template <DType DT, DType SDT>
@@ -61,13 +68,8 @@ Status launch_conv1d(Conv1dKernel kernel, const Conv1dArgs& a, const DeviceConte
       conv1d_generic_kernel<DT, SDT><<<grid_size(blocks), kConvThreads, 0, s>>>(a);
       return Status::success();
     }
-    case Conv1dKernel::vec8:
-      switch (a.width) {
-        case 2: launch_conv1d_vec8<2, DT, SDT>(a, ctx, s); return Status::success();
-        case 3: launch_conv1d_vec8<3, DT, SDT>(a, ctx, s); return Status::success();
-        case 4: launch_conv1d_vec8<4, DT, SDT>(a, ctx, s); return Status::success();
-        default: return Status::unsupported("conv1d: width " + std::to_string(a.width) + " (supported: 2..4)");
-      }
+    case Conv1dKernel::vec8: return launch_conv1d_vec8<1, DT, SDT>(a, ctx, s);
+    case Conv1dKernel::vec8x2: return launch_conv1d_vec8<2, DT, SDT>(a, ctx, s);
   }
   return Status::unsupported("conv1d: unknown kernel");
 }

@@ -136,19 +136,30 @@ __device__ __forceinline__ char* token_state(const GdnArgs& a, int b, int t, int
 struct Gate {
   float decay, beta;
 };
+// The raw gating inputs of (b, t, hv): in-kernel a, dt_bias, A_log, b; precomputed g, beta (x2, x3
+// unused). Loaded on their own so that their latency overlaps that of the other loads.
+struct GateIn {
+  float x0, x1, x2, x3;
+};
+__device__ __forceinline__ GateIn load_gate(const GdnArgs& a, int b, int t, int hv) {
+  if (a.raw_gating)
+    return {load_any(a.a.p, a.ab_dtype, a.a.at(b, t, hv)), a.dt_bias[hv], a.A_log[hv],
+            load_any(a.b.p, a.ab_dtype, a.b.at(b, t, hv))};
+  return {static_cast<const float*>(a.g.p)[a.g.at(b, t, hv)], static_cast<const float*>(a.beta.p)[a.beta.at(b, t, hv)],
+          0.f, 0.f};
+}
 // decay = exp(g), g = -exp(A_log) * softplus(a + dt_bias) (softplus threshold 20), beta = sigmoid(b); or
 // the given g and beta. All in fp32.
-__device__ __forceinline__ Gate gate(const GdnArgs& a, int b, int t, int hv) {
+__device__ __forceinline__ Gate finish_gate(const GdnArgs& a, const GateIn& in) {
   if (a.raw_gating) {
-    const float x = load_any(a.a.p, a.ab_dtype, a.a.at(b, t, hv)) + a.dt_bias[hv];
+    const float x = in.x0 + in.x1;
     const float softplus = x > 20.f ? x : device_log(1.f + device_exp(x));
-    const float g = -device_exp(a.A_log[hv]) * softplus;
-    const float bb = load_any(a.b.p, a.ab_dtype, a.b.at(b, t, hv));
-    return {device_exp(g), 1.f / (1.f + device_exp(-bb))};
+    const float g = -device_exp(in.x2) * softplus;
+    return {device_exp(g), 1.f / (1.f + device_exp(-in.x3))};
   }
-  const float g = static_cast<const float*>(a.g.p)[a.g.at(b, t, hv)];
-  return {device_exp(g), static_cast<const float*>(a.beta.p)[a.beta.at(b, t, hv)]};
+  return {device_exp(in.x0), in.x1};
 }
+__device__ __forceinline__ Gate gate(const GdnArgs& a, int b, int t, int hv) { return finish_gate(a, load_gate(a, b, t, hv)); }
 
 // q and k of one token in shared memory, raw, with the factors that normalise and scale them:
 // k_i = ks[i] * rk, q_i = qs[i] * rq, kq = sum_i k_i q_i.
@@ -158,17 +169,9 @@ struct TokenQK {
   float rk, rq, kq;
 };
 
-// Block-wide: stage q and k of (b, t, key head) into buf[0..K) and buf[K..2K), then every wave
-// computes the norms and k.q from shared memory (no second barrier). All threads must call it.
-template <DType DT>
-__device__ __forceinline__ TokenQK stage_qk(const GdnArgs& a, int b, int t, int hv, float* buf) {
-  const int h = hv / a.group;
-  const int64_t qo = a.q.at(b, t, h), ko = a.k.at(b, t, h);
-  for (int i = threadIdx.x; i < a.kdim; i += blockDim.x) {
-    buf[i] = load_elem<DT>(a.k.p, ko + i);
-    buf[a.kdim + i] = load_elem<DT>(a.q.p, qo + i);
-  }
-  __syncthreads();
+// The norms and k.q of a token staged in buf[0..K) (k) and buf[K..2K) (q), computed by every wave
+// from shared memory (no barrier of its own).
+__device__ __forceinline__ TokenQK qk_factors(const GdnArgs& a, const float* buf) {
   float kk = 0.f, qq = 0.f, kq = 0.f;
   for (int i = lane_id(); i < a.kdim; i += kWarpSize) {
     const float kv = buf[i], qv = buf[a.kdim + i];
@@ -183,6 +186,52 @@ __device__ __forceinline__ TokenQK stage_qk(const GdnArgs& a, int b, int t, int 
   const float rq = (a.l2norm ? device_rsqrt(qq + 1e-6f) : 1.f) * a.scale;
   return {buf, buf + a.kdim, rk, rq, kq * rk * rq};
 }
+
+// Block-wide: stage q and k of (b, t, key head) into buf[0..K) and buf[K..2K), then every wave
+// computes the norms and k.q from shared memory (no second barrier). All threads must call it.
+template <DType DT>
+__device__ __forceinline__ TokenQK stage_qk(const GdnArgs& a, int b, int t, int hv, float* buf) {
+  const int h = hv / a.group;
+  const int64_t qo = a.q.at(b, t, h), ko = a.k.at(b, t, h);
+  for (int i = threadIdx.x; i < a.kdim; i += blockDim.x) {
+    buf[i] = load_elem<DT>(a.k.p, ko + i);
+    buf[a.kdim + i] = load_elem<DT>(a.q.p, qo + i);
+  }
+  __syncthreads();
+  return qk_factors(a, buf);
+}
+
+// The same in two halves for a compile-time K and block size, so that the loads can be issued long
+// before the barrier: load() into registers (element tid + Threads * n of k and q), publish() to
+// shared memory, barrier, factors.
+template <DType DT, int K, int Threads>
+struct QkRegs {
+  static constexpr int kPer = (K + Threads - 1) / Threads;
+  float k[kPer], q[kPer];
+
+  __device__ __forceinline__ void load(const GdnArgs& a, int b, int t, int hv) {
+    const int h = hv / a.group;
+    const int64_t qo = a.q.at(b, t, h), ko = a.k.at(b, t, h);
+#pragma unroll
+    for (int n = 0; n < kPer; ++n) {
+      const int i = int(threadIdx.x) + Threads * n;
+      k[n] = i < K ? load_elem<DT>(a.k.p, ko + i) : 0.f;
+      q[n] = i < K ? load_elem<DT>(a.q.p, qo + i) : 0.f;
+    }
+  }
+  __device__ __forceinline__ TokenQK publish(const GdnArgs& a, float* buf) const {
+#pragma unroll
+    for (int n = 0; n < kPer; ++n) {
+      const int i = int(threadIdx.x) + Threads * n;
+      if (i < K) {
+        buf[i] = k[n];
+        buf[K + i] = q[n];
+      }
+    }
+    __syncthreads();
+    return qk_factors(a, buf);
+  }
+};
 
 // Zero outputs of a padding sequence: columns [j0, j0 + n) of every token for one value head.
 template <DType DT>
