@@ -18,16 +18,28 @@ using AttentionRow = CapabilityRow<AttentionContract, AttentionKernel>;
 namespace attention_rows {
 constexpr DTypeMask kHalfs = dtypes(DType::f16, DType::bf16);
 constexpr DTypeMask kKv = dtypes(DType::f16, DType::bf16, DType::fp8_e4m3);
-constexpr AttentionContract any_call(bool workspace) {
+constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
   AttentionContract c{};
   c.q_dtypes = kHalfs;
   c.kv_dtypes = kKv;
   c.needs_workspace = workspace;
+  c.needs_vec8 = vec8;
   return c;
 }
 }  // namespace attention_rows
 
 inline constexpr AttentionRow kAttentionRows[] = {
+    {"attention.grouped_split",
+     "the query rows sharing a KV head (up to 8: GQA group x tokens) read each K/V vector once, 16-byte "
+     "loads, online softmax per key slot; split-KV by the plan with an LSE merge (one chunk: no merge). "
+     "UNTESTED ON A GPU (evidence nullptr): selected only when forced",
+     0, nullptr, attention_rows::any_call(true, true), Semantics{true, true, false}, nullptr,
+     "attention.grouped, then attention.split_kv", AttentionKernel::grouped_split, "attention_grouped_kernel<"},
+    {"attention.grouped",
+     "the query rows sharing a KV head read each K/V vector once, 16-byte loads, one block per (query "
+     "tile, KV head, sequence), no workspace. UNTESTED ON A GPU (evidence nullptr): selected only when forced",
+     0, nullptr, attention_rows::any_call(false, true), Semantics{true, false, false}, nullptr, "attention.row",
+     AttentionKernel::grouped, "attention_grouped_kernel<"},
     {"attention.split_kv",
      "flash-decoding: blocks per (query row, KV chunk) write fp32 partials, an LSE merge kernel combines "
      "them; any D<=256, page size, GQA ratio. UNTESTED ON A GPU (evidence nullptr): selected only when forced",

@@ -35,8 +35,9 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
   Status s = select_attention(p, workspace != nullptr, *ctx->target.info, opt.row, &row, &call, opt.explain);
   if (!s.ok()) return s;
   attn_detail::AttnArgs a = attn_detail::make_args(p);
+  a.q_tiles = attention_q_tiles(call);
   const int64_t rows = int64_t(p.batch) * p.q_tokens * p.num_q_heads;
-  if (row->kernel == AttentionKernel::split_kv) {
+  if (row->contract.needs_workspace) {
     AttentionPlan plan;
     if (s = plan_attention(call, ctx->facts.compute_units, opt.plan, &plan); !s.ok()) return s;
     const size_t need = attention_plan_workspace_bytes(plan, p.head_dim);
@@ -44,12 +45,16 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
       return Status::invalid("attention: workspace of " + std::to_string(workspace_bytes) + " bytes, the plan needs " +
                              std::to_string(need));
     if (reinterpret_cast<uintptr_t>(workspace) % 4) return Status::invalid("attention: workspace not 4-byte aligned");
-    a.num_chunks = plan.num_chunks;
-    a.chunk_size = plan.chunk_size;
-    a.part_o = static_cast<float*>(workspace);
-    a.part_lse = a.part_o + static_cast<size_t>(rows) * plan.num_chunks * p.head_dim;
+    // One chunk and no fixed chunk size: the row's kernel finishes every query row itself (no merge).
+    // A fixed chunk size always takes the merge, so a sequence's bits never depend on the batch.
+    if (plan.num_chunks > 1 || opt.plan.fixed_chunk_size > 0) {
+      a.num_chunks = plan.num_chunks;
+      a.chunk_size = plan.chunk_size;
+      a.part_o = static_cast<float*>(workspace);
+      a.part_lse = a.part_o + static_cast<size_t>(rows) * plan.num_chunks * p.head_dim;
+    }
   }
-  s = attn_detail::launch(row->kernel, p.q.dtype, p.kv.dtype, a, rows, stream);
+  s = attn_detail::launch(row->kernel, attention_q_tile(call), p.q.dtype, p.kv.dtype, a, rows, stream);
   if (!s.ok()) return s;
   return runtime_status(runtime_last_error(), "attention launch");
 }

@@ -21,7 +21,15 @@ using dcukern::test::quick_mode;
 
 namespace {
 
-const char* const kRows[] = {"attention.row", "attention.split_kv"};
+const char* const kRows[] = {"attention.row", "attention.split_kv", "attention.grouped", "attention.grouped_split"};
+
+// Bitwise equality (NaN poison included).
+template <class T>
+bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
+  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0);
+}
+
+bool needs_workspace(const char* id) { return find_attention_row(id)->contract.needs_workspace; }
 
 // Forces a row for the guard's lifetime (rows without evidence run only when forced).
 struct ForceRow {
@@ -59,7 +67,7 @@ struct DeviceProblem {
 Status run(DeviceProblem& pr, const char* id, const AttentionPlanOptions& plan = {}, const AttentionParams* over = nullptr) {
   ForceRow force(id);
   const AttentionParams p = over ? *over : pr.params();
-  const size_t bytes = std::string(id) == "attention.split_kv" ? attention_workspace_bytes(p, plan) : 0;
+  const size_t bytes = needs_workspace(id) ? attention_workspace_bytes(p, plan) : 0;
   DeviceBuffer<uint8_t> ws(bytes);
   AttentionOptions opt;
   opt.row = id;
@@ -222,18 +230,19 @@ TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with t
   plans[2].fixed_chunk_size = 1;
   plans[3].fixed_chunk_size = 64;
   plans[4].fixed_chunk_size = 1000;
-  for (size_t i = 0; i < plans.size(); ++i) {
-    if (quick_mode() && plans[i].fixed_chunk_size == 1) continue;
-    INFO("plan " << i << " fixed " << plans[i].fixed_chunk_size);
-    pr.poison();
-    REQUIRE(run(pr, "attention.split_kv", plans[i]).ok());
-    check_against_reference(pr, "split plan " + std::to_string(i));
-    const auto split = pr.o.download();
-    int far = 0;
-    for (size_t e = 0; e < split.size(); ++e)
-      far += std::fabs(ref::to_float(c.qt, split[e]) - ref::to_float(c.qt, unsplit[e])) > 2 * out_tolerance(c.qt);
-    CHECK(far == 0);
-  }
+  for (const char* id : {"attention.split_kv", "attention.grouped_split"})
+    for (size_t i = 0; i < plans.size(); ++i) {
+      if (quick_mode() && plans[i].fixed_chunk_size == 1) continue;
+      INFO(id << " plan " << i << " fixed " << plans[i].fixed_chunk_size);
+      pr.poison();
+      REQUIRE(run(pr, id, plans[i]).ok());
+      check_against_reference(pr, std::string(id) + " split plan " + std::to_string(i));
+      const auto split = pr.o.download();
+      int far = 0;
+      for (size_t e = 0; e < split.size(); ++e)
+        far += std::fabs(ref::to_float(c.qt, split[e]) - ref::to_float(c.qt, unsplit[e])) > 2 * out_tolerance(c.qt);
+      CHECK(far == 0);
+    }
 }
 
 TEST_CASE("attention: with a fixed chunk size a sequence's bits do not depend on the batch around it") {
@@ -291,7 +300,7 @@ TEST_CASE("attention: graph capture and replay give the bits of eager runs") {
     INFO(id);
     ForceRow force(id);
     const AttentionParams p = pr.params();
-    const size_t bytes = std::string(id) == "attention.split_kv" ? attention_workspace_bytes(p) : 0;
+    const size_t bytes = needs_workspace(id) ? attention_workspace_bytes(p) : 0;
     DeviceBuffer<uint8_t> ws(bytes);
     AttentionOptions opt;
     opt.row = id;
@@ -306,8 +315,8 @@ TEST_CASE("attention: graph capture and replay give the bits of eager runs") {
     pr.poison();
     test::device_synchronize();
     graph.replay(3);
-    CHECK(pr.o.download() == o_eager);
-    CHECK(pr.lse.download() == lse_eager);
+    CHECK(same_bits(pr.o.download(), o_eager));
+    CHECK(same_bits(pr.lse.download(), lse_eager));
   }
 }
 
@@ -321,20 +330,29 @@ TEST_CASE("attention: a rejected call writes nothing; unforced rows are not sele
   const auto lse0 = pr.lse.download();
   // No evidence, not forced: no row accepts the call.
   CHECK(attention(pr.params(), nullptr, 0, stream_t{}).code() == StatusCode::unsupported);
-  {
-    ForceRow force("attention.split_kv");
+  for (const char* id : {"attention.split_kv", "attention.grouped_split"}) {
+    INFO(id);
+    ForceRow force(id);
     AttentionParams bad = pr.params();
     bad.head_dim = 300;
-    CHECK(attention(bad, nullptr, 0, stream_t{}, AttentionOptions{"attention.split_kv"}).code() == StatusCode::unsupported);
+    CHECK(attention(bad, nullptr, 0, stream_t{}, AttentionOptions{id}).code() == StatusCode::unsupported);
     // A workspace one byte short.
     const size_t bytes = attention_workspace_bytes(pr.params());
     DeviceBuffer<uint8_t> ws(bytes);
-    CHECK(attention(pr.params(), ws.get(), bytes - 1, stream_t{}, AttentionOptions{"attention.split_kv"}).code() ==
+    CHECK(attention(pr.params(), ws.get(), bytes - 1, stream_t{}, AttentionOptions{id}).code() ==
           StatusCode::invalid_argument);
     // No workspace at all.
-    CHECK(!attention(pr.params(), nullptr, 0, stream_t{}, AttentionOptions{"attention.split_kv"}).ok());
+    CHECK(!attention(pr.params(), nullptr, 0, stream_t{}, AttentionOptions{id}).ok());
+  }
+  {
+    // The grouped rows' contract: KV pools on 8-element boundaries (here one element off).
+    ForceRow force("attention.grouped");
+    AttentionParams odd = pr.params();
+    odd.kv.k = static_cast<const uint8_t*>(odd.kv.k) + dtype_bytes(odd.kv.dtype);
+    CHECK(attention(odd, nullptr, 0, stream_t{}, AttentionOptions{"attention.grouped"}).code() ==
+          StatusCode::unsupported);
   }
   test::device_synchronize();
-  CHECK(pr.o.download() == o0);
-  CHECK(pr.lse.download() == lse0);
+  CHECK(same_bits(pr.o.download(), o0));
+  CHECK(same_bits(pr.lse.download(), lse0));
 }

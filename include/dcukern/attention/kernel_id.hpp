@@ -9,9 +9,11 @@ namespace dcukern {
 enum class AttentionKernel : uint8_t {
   row,       // one block per query row, all keys of the row (no workspace)
   split_kv,  // one block per (query row, chunk) writing fp32 partials, then the LSE merge kernel
+  grouped,        // one block per (query tile of one KV head, sequence): each K/V read serves the tile
+  grouped_split,  // grouped, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
 };
 
-// Both kernels are portable HIP/CUDA: no instruction feature needed.
+// Every kernel is portable HIP/CUDA: no instruction feature needed.
 constexpr FeatureSet attention_kernel_isa(AttentionKernel) { return 0; }
 
 }  // namespace dcukern

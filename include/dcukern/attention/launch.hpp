@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 
+#include "dcukern/attention/kernels/grouped.hpp"
 #include "dcukern/attention/kernels/merge.hpp"
 #include "dcukern/attention/kernels/row.hpp"
 #include "dcukern/attention/select.hpp"
@@ -34,39 +35,72 @@ inline AttnArgs make_args(const AttentionParams& p) {
   a.sinks = p.sinks;
   a.num_chunks = 1;
   a.chunk_size = a.capacity;
+  a.num_kv_heads = p.num_kv_heads;
+  a.page_div = make_fast_divide(static_cast<uint32_t>(p.kv.page_size));
+  a.q_is_bf16 = p.q.dtype == DType::bf16;
   return a;
 }
 
+// The grouped kernel for the call's head_dim bound and query tile (a.q_tiles set from attention_q_tiles).
+template <DType KVT, int kDim>
+Status launch_grouped_dim(int tile, const AttnArgs& a, unsigned blocks, stream_t s) {
+  switch (tile) {
+    case 1: attention_grouped_kernel<KVT, kDim, 1><<<blocks, kAttnThreads, 0, s>>>(a); return Status::success();
+    case 2: attention_grouped_kernel<KVT, kDim, 2><<<blocks, kAttnThreads, 0, s>>>(a); return Status::success();
+    case 4: attention_grouped_kernel<KVT, kDim, 4><<<blocks, kAttnThreads, 0, s>>>(a); return Status::success();
+    case 8: attention_grouped_kernel<KVT, kDim, 8><<<blocks, kAttnThreads, 0, s>>>(a); return Status::success();
+  }
+  return Status::unsupported("attention: query tile of " + std::to_string(tile) + " rows");
+}
+
+template <DType KVT>
+Status launch_grouped(int tile, const AttnArgs& a, int64_t blocks, stream_t s) {
+  if (blocks > kAttnMaxGridBlocks) return Status::unsupported("attention: more than 2^31 - 1 blocks");
+  const unsigned n = static_cast<unsigned>(blocks);
+  if (a.head_dim <= 64) return launch_grouped_dim<KVT, 64>(tile, a, n, s);
+  if (a.head_dim <= 128) return launch_grouped_dim<KVT, 128>(tile, a, n, s);
+  return launch_grouped_dim<KVT, 256>(tile, a, n, s);
+}
+
+// Split rows run unsplit when the plan has one chunk and no fixed chunk size (a.part_o == nullptr).
 template <DType QT, DType KVT>
-Status launch_typed(AttentionKernel kernel, const AttnArgs& a, int64_t rows, stream_t s) {
+Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t rows, stream_t s) {
+  const bool split = a.part_o != nullptr;
   switch (kernel) {
     case AttentionKernel::row:
-      attention_row_kernel<QT, KVT, false><<<static_cast<unsigned>(rows), kAttnThreads, 0, s>>>(a);
-      return Status::success();
     case AttentionKernel::split_kv:
-      attention_row_kernel<QT, KVT, true><<<static_cast<unsigned>(rows * a.num_chunks), kAttnThreads, 0, s>>>(a);
-      attention_merge_kernel<QT><<<static_cast<unsigned>(rows), kMergeThreads, 0, s>>>(a);
-      return Status::success();
+      if (split) attention_row_kernel<QT, KVT, true><<<static_cast<unsigned>(rows * a.num_chunks), kAttnThreads, 0, s>>>(a);
+      else attention_row_kernel<QT, KVT, false><<<static_cast<unsigned>(rows), kAttnThreads, 0, s>>>(a);
+      break;
+    case AttentionKernel::grouped:
+    case AttentionKernel::grouped_split: {
+      const int64_t blocks = rows / (int64_t(a.tokens) * a.hq) * a.num_kv_heads * a.q_tiles * a.num_chunks;
+      if (Status st = launch_grouped<KVT>(tile, a, blocks, s); !st.ok()) return st;
+      break;
+    }
+    default: return Status::unsupported("attention: kernel not compiled into this build");
   }
-  return Status::unsupported("attention: kernel not compiled into this build");
+  if (split) attention_merge_kernel<QT><<<static_cast<unsigned>(rows), kMergeThreads, 0, s>>>(a);
+  return Status::success();
 }
 
 template <DType QT>
-Status launch_q(AttentionKernel kernel, DType kv, const AttnArgs& a, int64_t rows, stream_t s) {
+Status launch_q(AttentionKernel kernel, int tile, DType kv, const AttnArgs& a, int64_t rows, stream_t s) {
   switch (kv) {
-    case DType::f16: return launch_typed<QT, DType::f16>(kernel, a, rows, s);
-    case DType::bf16: return launch_typed<QT, DType::bf16>(kernel, a, rows, s);
-    case DType::fp8_e4m3: return launch_typed<QT, DType::fp8_e4m3>(kernel, a, rows, s);
+    case DType::f16: return launch_typed<QT, DType::f16>(kernel, tile, a, rows, s);
+    case DType::bf16: return launch_typed<QT, DType::bf16>(kernel, tile, a, rows, s);
+    case DType::fp8_e4m3: return launch_typed<QT, DType::fp8_e4m3>(kernel, tile, a, rows, s);
     default: break;
   }
   return Status::unsupported(std::string("attention: KV dtype ") + dtype_name(kv));
 }
 
-inline Status launch(AttentionKernel kernel, DType q, DType kv, const AttnArgs& a, int64_t rows, stream_t s) {
+inline Status launch(AttentionKernel kernel, int tile, DType q, DType kv, const AttnArgs& a, int64_t rows,
+                     stream_t s) {
   if (rows > kAttnMaxGridBlocks) return Status::unsupported("attention: more than 2^31 - 1 query rows");
   switch (q) {
-    case DType::f16: return launch_q<DType::f16>(kernel, kv, a, rows, s);
-    case DType::bf16: return launch_q<DType::bf16>(kernel, kv, a, rows, s);
+    case DType::f16: return launch_q<DType::f16>(kernel, tile, kv, a, rows, s);
+    case DType::bf16: return launch_q<DType::bf16>(kernel, tile, kv, a, rows, s);
     default: break;
   }
   return Status::unsupported(std::string("attention: q dtype ") + dtype_name(q));

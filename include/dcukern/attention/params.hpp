@@ -78,6 +78,7 @@ struct AttentionCall {
   int batch, num_q_heads, num_kv_heads;
   int64_t max_context;  // the plan's bound (max_context_len or max_pages * page_size)
   bool has_workspace;   // filled by the entry point: a workspace pointer was given
+  bool kv_vec8;         // pools and their strides aligned to 8 elements (vector loads of 8 elements)
 };
 
 namespace attn_detail {
@@ -111,6 +112,13 @@ inline const char* pool_strides_problem(const PagedKvCache& kv, int heads, int d
     end = x.stride * (x.extent - 1) + end;
   }
   return nullptr;
+}
+
+// Vector loads of 8 elements: both pools' base addresses and all three strides on 8-element boundaries.
+inline bool kv_vec8_aligned(const PagedKvCache& kv) {
+  const uintptr_t bytes = static_cast<uintptr_t>(8 * dtype_bytes(kv.dtype));
+  return reinterpret_cast<uintptr_t>(kv.k) % bytes == 0 && reinterpret_cast<uintptr_t>(kv.v) % bytes == 0 &&
+         kv.page_stride % 8 == 0 && kv.token_stride % 8 == 0 && kv.head_stride % 8 == 0;
 }
 }  // namespace attn_detail
 
@@ -168,7 +176,8 @@ inline Status validate_attention(const AttentionParams& p, AttentionCall* call) 
   if (p.window_left < -1) return bad("window_left = " + num(p.window_left) + ", expected >= 0 or -1 (off)");
   *call = AttentionCall{p.q.dtype,     p.kv.dtype,     p.head_dim,     p.num_q_heads / p.num_kv_heads,
                         p.q_tokens,    p.kv.page_size, p.batch,        p.num_q_heads,
-                        p.num_kv_heads, p.max_context_len ? p.max_context_len : capacity, false};
+                        p.num_kv_heads, p.max_context_len ? p.max_context_len : capacity, false,
+                        attn_detail::kv_vec8_aligned(p.kv)};
   return Status::success();
 }
 
@@ -200,12 +209,15 @@ struct AttentionContract {
   int head_dim_max = kAttnMaxHeadDim;
   int q_tokens_max = kAttnMaxQueryTokens;
   bool needs_workspace = false;  // split-KV rows: partials go to the caller's workspace
+  bool needs_vec8 = false;       // head_dim a multiple of 8, pools and strides aligned to 8 elements
 
   constexpr const char* check(const AttentionCall& c) const {
     if (!q_dtypes.has(c.q_dtype)) return "q dtype not covered by this row";
     if (!kv_dtypes.has(c.kv_dtype)) return "KV dtype not covered by this row";
     if (c.head_dim > head_dim_max) return "head_dim above this row's maximum";
     if (c.q_tokens > q_tokens_max) return "more query tokens than this row takes";
+    if (needs_vec8 && c.head_dim % 8) return "head_dim not a multiple of 8";
+    if (needs_vec8 && !c.kv_vec8) return "KV pools or strides not aligned to 8 elements";
     if (needs_workspace && !c.has_workspace) return "row needs a workspace (attention_workspace_bytes) and none was given";
     return nullptr;
   }
@@ -215,6 +227,7 @@ struct AttentionContract {
     std::string s = "q " + dtype_list(q_dtypes) + " kv " + dtype_list(kv_dtypes);
     s += " D<=" + std::to_string(head_dim_max) + " T<=" + std::to_string(q_tokens_max);
     s += " any page size, any GQA";
+    if (needs_vec8) s += " D%8=0 KV aligned to 8";
     if (needs_workspace) s += " workspace";
     return s;
   }

@@ -1,7 +1,8 @@
 // Split-KV (flash-decoding) plan, host side: how many chunks each query row's keys are cut into, and the
-// workspace that holds the partials. Graph-safe: the plan reads only host values (B, T, Hq, the host-known
-// context bound and the device's compute-unit count), never context_lens, so the same plan and the same
-// workspace size hold for every replay of a captured graph.
+// workspace that holds the partials. Graph-safe: the plan reads only host values (B, T, Hq, Hkv, the
+// host-known context bound and the device's compute-unit count), never context_lens, so the same plan and
+// the same workspace size hold for every replay of a captured graph. The chunk count is sized for the
+// grouped kernel's grid (B x Hkv x query tiles blocks per chunk); the per-row kernel uses the same plan.
 //
 // Chunk c of a query row covers absolute key positions [c * chunk_size, (c + 1) * chunk_size), the last
 // chunk of the grid everything after it; a chunk with no key of the row writes lse = -inf and is skipped
@@ -31,9 +32,21 @@ constexpr int64_t kAttnMinChunk = 256;     // automatic plans never cut finer
 constexpr int kAttnBlocksPerCu = 4;        // automatic plans aim at this many blocks per compute unit
 constexpr int64_t kAttnMaxGridBlocks = (int64_t(1) << 31) - 1;
 
+// Query rows per grouped-kernel tile: T * group rows share a KV head; tiles hold 1, 2, 4 or 8 of them.
+inline int attention_q_tile(const AttentionCall& c) {
+  int tile = 1;
+  while (tile < c.q_tokens * c.group && tile < 8) tile *= 2;
+  return tile;
+}
+inline int attention_q_tiles(const AttentionCall& c) {
+  const int tile = attention_q_tile(c);
+  return (c.q_tokens * c.group + tile - 1) / tile;
+}
+
 inline Status plan_attention(const AttentionCall& c, int compute_units, const AttentionPlanOptions& opt,
                              AttentionPlan* plan) {
   const int64_t rows = int64_t(c.batch) * c.q_tokens * c.num_q_heads;
+  const int64_t units = int64_t(c.batch) * c.num_kv_heads * attention_q_tiles(c);  // grouped blocks per chunk
   const int64_t ctx = std::max<int64_t>(c.max_context, 1);
   AttentionPlan p;
   p.rows = rows;
@@ -42,7 +55,7 @@ inline Status plan_attention(const AttentionCall& c, int compute_units, const At
     p.chunk_size = opt.fixed_chunk_size;
   } else {
     const int64_t target = int64_t(kAttnBlocksPerCu) * std::max(compute_units, 1);
-    int64_t wanted = rows >= target && !opt.force_split ? 1 : (target + rows - 1) / rows;
+    int64_t wanted = units >= target && !opt.force_split ? 1 : (target + units - 1) / units;
     if (opt.force_split) wanted = std::max<int64_t>(wanted, 2);
     int64_t size = (ctx + wanted - 1) / wanted;
     size = std::max(kAttnMinChunk, (size + 63) / 64 * 64);

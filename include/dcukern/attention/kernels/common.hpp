@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "dcukern/attention/params.hpp"
+#include "dcukern/core/fast_divide.hpp"
 #include "dcukern/platform/fastmath.hpp"
 #include "dcukern/platform/isa.hpp"
 #include "dcukern/platform/numeric.hpp"
@@ -42,6 +43,11 @@ struct AttnArgs {
   float* part_lse;  // [rows, num_chunks], base 2
   int num_chunks;
   int64_t chunk_size;
+  // grouped kernel
+  int num_kv_heads;
+  int q_tiles;          // query tiles per (sequence, KV head): ceil(tokens * group / tile)
+  FastDivide page_div;  // positions -> page index
+  bool q_is_bf16;       // q and o dtype (else f16)
 };
 
 __device__ __forceinline__ float neg_inf() { return __int_as_float(static_cast<int>(0xff800000u)); }
@@ -101,6 +107,14 @@ __device__ __forceinline__ RowInfo row_info(const AttnArgs& a, int64_t row) {
 __device__ __forceinline__ int64_t kv_offset(const AttnArgs& a, int b, int hk, int64_t j) {
   const int64_t page = a.block_table[b * a.bt_stride + j / a.page_size];
   return page * a.page_stride + (j % a.page_size) * a.token_stride + hk * a.head_stride;
+}
+
+// Position j of sequence b, KV head hk -> element offset in the pools (j < 2^31; no integer division).
+__device__ __forceinline__ int64_t kv_offset_fast(const AttnArgs& a, int b, int hk, int j) {
+  const uint32_t page_idx = fast_divide_with(uint32_t(j), a.page_div, __umulhi(uint32_t(j), a.page_div.multiplier));
+  const int64_t page = a.block_table[b * a.bt_stride + page_idx];
+  const int in_page = j - static_cast<int>(page_idx) * a.page_size;
+  return page * a.page_stride + int64_t(in_page) * a.token_stride + int64_t(hk) * a.head_stride;
 }
 
 }  // namespace dcukern::attn_detail
