@@ -232,7 +232,6 @@ void register_all() {
     const std::string base = "conv1d/B" + std::to_string(batch) + "/dim8192/w4/";
     add(base + "bf16state/auto", bench_conv, batch, int64_t(8192), 4, DType::bf16, static_cast<const char*>(nullptr));
     add(base + "bf16state/conv1d.generic", bench_conv, batch, int64_t(8192), 4, DType::bf16, "conv1d.generic");
-    add(base + "bf16state/conv1d.vec8x2", bench_conv, batch, int64_t(8192), 4, DType::bf16, "conv1d.vec8x2");
     add(base + "f32state/auto", bench_conv, batch, int64_t(8192), 4, DType::f32, static_cast<const char*>(nullptr));
   }
 }

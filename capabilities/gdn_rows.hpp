@@ -1,6 +1,7 @@
 // Gated-delta-net capability rows: the recurrent state update and the causal conv1d update. Selection
 // order: forced, tuned for the detected target (none yet), then the general rows below, top to bottom.
-// Each op's generic row accepts every valid call, so a valid call always runs.
+// Each op's generic row accepts every valid call, so a valid call always runs. Specialised rows with a
+// narrower contract (gdn.tiled.*.c16: B = 1) come before the general rows they beat.
 #pragma once
 #include "dcukern/core/dtype.hpp"
 #include "dcukern/gdn/kernel_id.hpp"
@@ -14,12 +15,15 @@ using Conv1dRow = CapabilityRow<Conv1dContract, Conv1dKernel>;
 
 namespace gdn_rows {
 // Tiled rows: K a power of two in 64..256, V a multiple of the column block, 16-byte state fragments.
-constexpr GdnContract tiled(GdnStateLayout layout, int cols = 32) {
+// max_batch: the .c16 rows are faster than the 32-column ones only where B * HV * V / 32 blocks leave the
+// GPU underfilled; measured on the H200 at B = 1 (faster) and B = 8 (slower), so they take B = 1 only.
+constexpr GdnContract tiled(GdnStateLayout layout, int cols = 32, int max_batch = 0) {
   GdnContract c{};
   c.layouts = static_cast<uint8_t>(1u << static_cast<unsigned>(layout));
   c.k_values = (1u << 6) | (1u << 7) | (1u << 8);
   c.v_multiple = cols;
   c.state_align_bytes = 16;
+  c.max_batch = max_batch;
   return c;
 }
 constexpr Conv1dContract vec8() {
@@ -36,18 +40,18 @@ constexpr const char* kEvidence =
 }  // namespace gdn_rows
 
 inline constexpr GdnRow kGdnRows[] = {
+    {"gdn.tiled.kv.c16", "[K,V] state, K in {64,128,256}: B = 1 only: 16-column tile per block, twice the blocks of gdn.tiled.kv",
+     0, nullptr, gdn_rows::tiled(GdnStateLayout::kv, 16, 1), gdn_rows::kInPlace, gdn_rows::kEvidence, "gdn.tiled.kv",
+     GdnKernel::tiled_kv16, "gdn_tiled_kernel<dcukern::gdn_detail::KvTile<16,"},
+    {"gdn.tiled.vk.c16", "[V,K] state, K in {64,128,256}: B = 1 only: 16-row tile per block, twice the blocks of gdn.tiled.vk",
+     0, nullptr, gdn_rows::tiled(GdnStateLayout::vk, 16, 1), gdn_rows::kInPlace, gdn_rows::kEvidence, "gdn.tiled.vk",
+     GdnKernel::tiled_vk16, "gdn_tiled_kernel<dcukern::gdn_detail::VkTile<16,"},
     {"gdn.tiled.kv", "[K,V] state, K in {64,128,256}: 32-column tile per block held in registers, 16-byte loads",
      0, nullptr, gdn_rows::tiled(GdnStateLayout::kv), gdn_rows::kInPlace, gdn_rows::kEvidence, "gdn.generic",
      GdnKernel::tiled_kv, "gdn_tiled_kernel<dcukern::gdn_detail::KvTile<32,"},
     {"gdn.tiled.vk", "[V,K] state, K in {64,128,256}: 32-row tile per block held in registers, 16-byte loads",
      0, nullptr, gdn_rows::tiled(GdnStateLayout::vk), gdn_rows::kInPlace, gdn_rows::kEvidence, "gdn.generic",
      GdnKernel::tiled_vk, "gdn_tiled_kernel<dcukern::gdn_detail::VkTile<32,"},
-    {"gdn.tiled.kv.c16", "[K,V] state, K in {64,128,256}: 16-column tile per block (twice the blocks), 16-byte loads",
-     0, nullptr, gdn_rows::tiled(GdnStateLayout::kv, 16), gdn_rows::kInPlace, gdn_rows::kEvidence, "gdn.tiled.kv",
-     GdnKernel::tiled_kv16, "gdn_tiled_kernel<dcukern::gdn_detail::KvTile<16,"},
-    {"gdn.tiled.vk.c16", "[V,K] state, K in {64,128,256}: 16-row tile per block (twice the blocks), 16-byte loads",
-     0, nullptr, gdn_rows::tiled(GdnStateLayout::vk, 16), gdn_rows::kInPlace, gdn_rows::kEvidence, "gdn.tiled.vk",
-     GdnKernel::tiled_vk16, "gdn_tiled_kernel<dcukern::gdn_detail::VkTile<16,"},
     {"gdn.generic", "any valid call: one block per (sequence, value head), scalar state access", 0, nullptr,
      GdnContract{}, gdn_rows::kInPlace, gdn_rows::kEvidence, "none (accepts every valid call)", GdnKernel::generic,
      "gdn_generic_kernel<"},
@@ -56,10 +60,7 @@ inline constexpr GdnRow kGdnRows[] = {
 inline constexpr Conv1dRow kConv1dRows[] = {
     {"conv1d.vec8", "8 channels per thread, 16-byte loads of x, weights, state and bias", 0, nullptr,
      gdn_rows::vec8(), gdn_rows::kInPlace, gdn_rows::kEvidence, "conv1d.generic", Conv1dKernel::vec8,
-     "conv1d_vec8_kernel<2, 1,"},
-    {"conv1d.vec8x2", "vec8 for two sequences per thread (weights read once for both), 16-byte loads", 0, nullptr,
-     gdn_rows::vec8(), gdn_rows::kInPlace, gdn_rows::kEvidence, "conv1d.vec8", Conv1dKernel::vec8x2,
-     "conv1d_vec8_kernel<2, 2,"},
+     "conv1d_vec8_kernel<"},
     {"conv1d.generic", "any valid call: one thread per (sequence, channel), scalar loads", 0, nullptr,
      Conv1dContract{}, gdn_rows::kInPlace, gdn_rows::kEvidence, "none (accepts every valid call)",
      Conv1dKernel::generic, "conv1d_generic_kernel<"},

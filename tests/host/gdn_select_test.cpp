@@ -103,6 +103,14 @@ TEST_CASE("gdn selection follows layout, K, V and alignment, the same on every t
       CHECK(chosen(params(GdnStateLayout::kv, K, 64, DType::bf16), t) == "gdn.tiled.kv");
       CHECK(chosen(params(GdnStateLayout::vk, K, 256, DType::bf16), t) == "gdn.tiled.vk");
     }
+    GdnParams one = params(GdnStateLayout::kv, 128, 128);
+    one.batch = 1;  // B = 1: the 16-column rows
+    CHECK(chosen(one, t) == "gdn.tiled.kv.c16");
+    one.state.layout = GdnStateLayout::vk;
+    CHECK(chosen(one, t) == "gdn.tiled.vk.c16");
+    one.head_v_dim = 40;  // V not a multiple of 16
+    one.v.head_stride = one.o.head_stride = 40;
+    CHECK(chosen(one, t) == "gdn.generic");
     CHECK(chosen(params(GdnStateLayout::kv, 96, 128), t) == "gdn.generic");   // K not a tile size
     CHECK(chosen(params(GdnStateLayout::vk, 128, 80), t) == "gdn.generic");   // V not a multiple of 32
     GdnParams p = params(GdnStateLayout::kv, 128, 128);
@@ -117,11 +125,15 @@ TEST_CASE("gdn selection follows layout, K, V and alignment, the same on every t
 TEST_CASE("gdn explain names every rejected row with its reason; pinning a row checks it") {
   Explanation why;
   CHECK(chosen(params(GdnStateLayout::vk, 96, 128), "gfx936", &why) == "gdn.generic");
-  REQUIRE(why.rejected.size() == 2);
-  CHECK(std::string(why.rejected[0].row_id) == "gdn.tiled.kv");
+  REQUIRE(why.rejected.size() == 4);
+  CHECK(std::string(why.rejected[0].row_id) == "gdn.tiled.kv.c16");
   CHECK(why.rejected[0].reason.find("layout") != std::string::npos);
-  CHECK(std::string(why.rejected[1].row_id) == "gdn.tiled.vk");
+  CHECK(std::string(why.rejected[1].row_id) == "gdn.tiled.vk.c16");
   CHECK(why.rejected[1].reason.find("head sizes") != std::string::npos);
+  CHECK(std::string(why.rejected[2].row_id) == "gdn.tiled.kv");
+  CHECK(why.rejected[2].reason.find("layout") != std::string::npos);
+  CHECK(std::string(why.rejected[3].row_id) == "gdn.tiled.vk");
+  CHECK(why.rejected[3].reason.find("head sizes") != std::string::npos);
   CHECK(why.to_string().find("chose gdn.generic") != std::string::npos);
 
   const capabilities::GdnRow* row = nullptr;

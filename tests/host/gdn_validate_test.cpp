@@ -189,7 +189,7 @@ TEST_CASE("gdn contracts reject what their kernels cannot do, with a reason") {
   tiled.k_values = (1u << 6) | (1u << 7) | (1u << 8);
   tiled.v_multiple = 32;
   tiled.state_align_bytes = 16;
-  const GdnCall ok{DType::bf16, DType::f32, GdnStateLayout::kv, 128, 128, 1, 256};
+  const GdnCall ok{DType::bf16, DType::f32, GdnStateLayout::kv, 128, 128, 1, 256, 64};
   CHECK(tiled.check(ok) == nullptr);
   for (int kk : {64, 256}) {
     GdnCall c = ok; c.k = kk;
@@ -209,7 +209,12 @@ TEST_CASE("gdn contracts reject what their kernels cannot do, with a reason") {
   tiled.state_dtypes = dtypes(DType::f32);
   c = ok; c.state_dtype = DType::bf16;
   CHECK(std::string(tiled.check(c)).find("state dtype") != std::string::npos);
-  CHECK(GdnContract{}.check(GdnCall{DType::f16, DType::bf16, GdnStateLayout::vk, 7, 9, 3, 1}) == nullptr);
+  tiled.max_batch = 1;
+  c = ok;
+  CHECK(std::string(tiled.check(c)).find("largest B") != std::string::npos);
+  c.batch = 1;
+  CHECK(tiled.check(c) == nullptr);
+  CHECK(GdnContract{}.check(GdnCall{DType::f16, DType::bf16, GdnStateLayout::vk, 7, 9, 3, 1, 512}) == nullptr);
 }
 
 TEST_CASE("conv1d: a valid call passes; every invalid input gets a readable error") {

@@ -18,7 +18,6 @@ enum class GdnKernel : uint8_t {
 enum class Conv1dKernel : uint8_t {
   generic,  // any valid call: one thread per (sequence, channel), scalar loads
   vec8,     // 8 channels per thread, 16-byte loads of x, weights, state and bias
-  vec8x2,   // vec8 for two sequences per thread: the weights read once for both, twice the loads in flight
 };
 
 // The instruction features a kernel's code uses (a host test checks that its rows need at least these).

@@ -47,16 +47,11 @@ Status launch_gdn(GdnKernel kernel, DType state, const GdnArgs& a, stream_t s) {
   return Status::unsupported(std::string("gdn: state dtype ") + dtype_name(state));
 }
 
-template <int Seqs, DType DT, DType SDT>
-Status launch_conv1d_vec8(const Conv1dArgs& a, const DeviceContext& ctx, stream_t s) {
-  const int64_t threads = (int64_t(a.batch) + Seqs - 1) / Seqs * (a.dim / 8);
-  const unsigned grid = grid_size(std::min<int64_t>((threads + kConvThreads - 1) / kConvThreads, 64LL * ctx.facts.compute_units));
-  switch (a.width) {
-    case 2: conv1d_vec8_kernel<2, Seqs, DT, SDT><<<grid, kConvThreads, 0, s>>>(a); return Status::success();
-    case 3: conv1d_vec8_kernel<3, Seqs, DT, SDT><<<grid, kConvThreads, 0, s>>>(a); return Status::success();
-    case 4: conv1d_vec8_kernel<4, Seqs, DT, SDT><<<grid, kConvThreads, 0, s>>>(a); return Status::success();
-    default: return Status::unsupported("conv1d: width " + std::to_string(a.width) + " (supported: 2..4)");
-  }
+template <int W, DType DT, DType SDT>
+void launch_conv1d_vec8(const Conv1dArgs& a, const DeviceContext& ctx, stream_t s) {
+  const int64_t threads = int64_t(a.batch) * (a.dim / 8);
+  const int64_t blocks = std::min<int64_t>((threads + kConvThreads - 1) / kConvThreads, 64LL * ctx.facts.compute_units);
+  conv1d_vec8_kernel<W, DT, SDT><<<grid_size(blocks), kConvThreads, 0, s>>>(a);
 }
 
 template <DType DT, DType SDT>
@@ -68,8 +63,13 @@ Status launch_conv1d(Conv1dKernel kernel, const Conv1dArgs& a, const DeviceConte
       conv1d_generic_kernel<DT, SDT><<<grid_size(blocks), kConvThreads, 0, s>>>(a);
       return Status::success();
     }
-    case Conv1dKernel::vec8: return launch_conv1d_vec8<1, DT, SDT>(a, ctx, s);
-    case Conv1dKernel::vec8x2: return launch_conv1d_vec8<2, DT, SDT>(a, ctx, s);
+    case Conv1dKernel::vec8:
+      switch (a.width) {
+        case 2: launch_conv1d_vec8<2, DT, SDT>(a, ctx, s); return Status::success();
+        case 3: launch_conv1d_vec8<3, DT, SDT>(a, ctx, s); return Status::success();
+        case 4: launch_conv1d_vec8<4, DT, SDT>(a, ctx, s); return Status::success();
+        default: return Status::unsupported("conv1d: width " + std::to_string(a.width) + " (supported: 2..4)");
+      }
   }
   return Status::unsupported("conv1d: unknown kernel");
 }

@@ -90,6 +90,7 @@ struct GdnCall {
   GdnStateLayout layout;
   int k, v, tokens;
   int state_align;  // byte alignment of the pool base and of the slot stride
+  int batch;
 };
 
 struct Conv1dCall {
@@ -185,7 +186,7 @@ inline Status validate_gdn(const GdnParams& p, GdnCall* call) {
                                                 p.num_v_heads, p.head_v_dim, true))
     return bad(std::string("o: ") + why);
   const int align = std::min(address_alignment(p.state.data), detail::stride_alignment(p.state.slot_stride, p.state.dtype));
-  *call = GdnCall{act, p.state.dtype, p.state.layout, p.head_k_dim, p.head_v_dim, p.tokens, align};
+  *call = GdnCall{act, p.state.dtype, p.state.layout, p.head_k_dim, p.head_v_dim, p.tokens, align, p.batch};
   return Status::success();
 }
 
@@ -233,6 +234,7 @@ struct GdnContract {
   uint32_t k_values = 0;       // bit n: K = 2^n accepted; 0: any K
   int v_multiple = 1;          // V must be a multiple of this
   int state_align_bytes = 1;   // pool base and slot stride
+  int max_batch = 0;           // B must not exceed this; 0: any B
 
   constexpr const char* check(const GdnCall& c) const {
     if (!state_dtypes.has(c.state_dtype)) return "state dtype not covered by this row";
@@ -241,11 +243,12 @@ struct GdnContract {
       return "K not among this row's head sizes";
     if (c.v % v_multiple) return "V is not a multiple of this row's column block";
     if (c.state_align < state_align_bytes) return "state pool or slot stride not aligned for this row's vector loads";
+    if (max_batch && c.batch > max_batch) return "batch above this row's largest B";
     return nullptr;
   }
   static constexpr int log2(int x) { return x <= 1 ? 0 : 1 + log2(x / 2); }
 
-  // One line for capability reports: "state f32,bf16 layout kv,vk K=64|128|256 V%4 align16".
+  // One line for capability reports: "state f32,bf16 layout kv,vk K=64/128/256 V%32 align16 B<=1".
   std::string describe() const {
     std::string s = "state " + dtype_list(state_dtypes) + " layout";
     s += (layouts & 1u) ? " kv" : "";
@@ -258,6 +261,7 @@ struct GdnContract {
     }
     if (v_multiple > 1) s += " V%" + std::to_string(v_multiple);
     if (state_align_bytes > 1) s += " align" + std::to_string(state_align_bytes);
+    if (max_batch) s += " B<=" + std::to_string(max_batch);
     return s;
   }
 };

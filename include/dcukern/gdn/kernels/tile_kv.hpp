@@ -2,8 +2,10 @@
 // i = key index, contiguous along V). A 16-byte vector holds kVecElems consecutive columns of one row.
 // Thread t owns column chunk t % kColChunks of rows t / kColChunks + kRowGroups * r. The products with
 // the raw k and q are summed over K (rows) first across the lanes of a wave that share a column chunk
-// (shuffles, valid for wave32 and wave64), then across waves in shared memory (one barrier); every
-// thread then forms u and o for its own columns (no second barrier), the threads of row group 0 store o.
+// (shuffles, valid for wave32 and wave64), then across waves in shared memory; threads j < Cols then
+// form u_j and o_j and publish u through shared memory (two barriers per token). At 33354f0 every thread
+// formed u for its own columns instead (one barrier, 4x the shared-memory reads): on the H200 that
+// measured below this structure's 6f710a8 numbers at B >= 128 (76-78 % against 78-83 % of read bandwidth).
 #pragma once
 #include "dcukern/gdn/kernels/common.hpp"
 
@@ -25,6 +27,7 @@ struct KvTile {
 
   struct Shared {
     float red[kWaves][2][Cols];  // per-wave partial sums of S^T k and S^T q
+    float u[Cols];
   };
 
   __device__ static int row(int tid, int r) { return tid / kColChunks + kRowGroups * r; }
@@ -34,16 +37,14 @@ struct KvTile {
     return int64_t(row(tid, r)) * vdim + j0 + col(tid);
   }
 
-  // v of the thread's columns.
+  // v of the block's columns: thread j < Cols holds v_j.
   struct VRegs {
-    float v[kVecElems];
+    float vj;
   };
   template <DType DT>
   __device__ static VRegs load_v(const void* v, int64_t v_at) {
-    VRegs r;
-#pragma unroll
-    for (int c = 0; c < kVecElems; ++c) r.v[c] = load_elem<DT>(v, v_at + col(threadIdx.x) + c);
-    return r;
+    const int tid = threadIdx.x;
+    return {tid < Cols ? load_elem<DT>(v, v_at + tid) : 0.f};
   }
 
   template <DType DT>
@@ -77,23 +78,22 @@ struct KvTile {
       }
     }
     __syncthreads();
-    const float fk = gt.decay * tk.rk, fq = gt.decay * tk.rq;
-    float u[kVecElems];
-#pragma unroll
-    for (int c = 0; c < kVecElems; ++c) {
+    if (tid < Cols) {
       float dk = 0.f, dq = 0.f;
       for (int w = 0; w < kTiledThreads / kWarpSize; ++w) {
-        dk += sh.red[w][0][col(tid) + c];
-        dq += sh.red[w][1][col(tid) + c];
+        dk += sh.red[w][0][tid];
+        dq += sh.red[w][1][tid];
       }
-      u[c] = gt.beta * (vr.v[c] - fk * dk);
-      if (tid < kColChunks) store_elem<DT>(o, o_at + col(tid) + c, fmaf(u[c], tk.kq, fq * dq));
+      const float u = gt.beta * (vr.vj - gt.decay * tk.rk * dk);
+      store_elem<DT>(o, o_at + tid, fmaf(u, tk.kq, gt.decay * tk.rq * dq));
+      sh.u[tid] = u;
     }
+    __syncthreads();
 #pragma unroll
     for (int r = 0; r < kVecs; ++r) {
       const float kr = tk.ks[row(tid, r)] * tk.rk;
 #pragma unroll
-      for (int c = 0; c < kVecElems; ++c) s[r][c] = round_to<SDT>(fmaf(kr, u[c], s[r][c] * gt.decay));
+      for (int c = 0; c < kVecElems; ++c) s[r][c] = round_to<SDT>(fmaf(kr, sh.u[col(tid) + c], s[r][c] * gt.decay));
     }
   }
 };
