@@ -2,7 +2,7 @@
 // automatic selection) against the double-precision host reference, over every option: both state
 // layouts, f32 / bf16 state, K x V in {128x128, 64x64, 256x256, 128x64, 96x40}, bf16 / f16 activations,
 // in-kernel or precomputed gating, L2 norm on / off, grouped heads r in {1, 2, 3}, T in 1..4 with and
-// without token slots, packed (strided) inputs, padded outputs, padding sequences. Also: a 1000-step fp32
+// without token slots, packed (strided) inputs, padded outputs, padding sequences, B = 1. Also: a 1000-step fp32
 // rollout within 1e-5 relative of the double reference; T tokens give the bits of T single steps; graph
 // capture + replay gives the bits of eager runs; rejected calls write nothing.
 // DCUKERN_TEST_QUICK=1 runs a smaller set for compute-sanitizer.
@@ -311,6 +311,9 @@ std::vector<Config> option_variants(const Config& base) {
     add(DType::f16, 2, false, 3, 1, false, true, 0.f);
     add(DType::bf16, 1, true, 2, 4, true, true, 0.f);
   }
+  Config one = v[1];  // B = 1: the rows that take a single sequence only (gdn.tiled.*.c16)
+  one.B = 1;
+  v.push_back(one);
   return v;
 }
 
@@ -397,7 +400,12 @@ TEST_CASE("gdn: T tokens in one launch give the bits of T single-token launches"
   const Config bases[] = {{GdnStateLayout::kv, DType::f32, 128, 128}, {GdnStateLayout::vk, DType::bf16, 128, 128},
                           {GdnStateLayout::kv, DType::bf16, 64, 64},  {GdnStateLayout::vk, DType::f32, 256, 256},
                           {GdnStateLayout::kv, DType::f32, 96, 40}};
-  for (Config c : bases) {
+  std::vector<Config> cases(std::begin(bases), std::end(bases));
+  for (int i = 0; i < 2; ++i) {  // B = 1 (gdn.tiled.*.c16), both layouts
+    cases.push_back(bases[i]);
+    cases.back().B = 1;
+  }
+  for (Config c : cases) {
     c.T = 4, c.token_slots = true, c.r = 2, c.gating = 0;
     Problem pr(c, rng);
     for (const char* id : runnable_rows<GdnOp>()) {
