@@ -4,3 +4,4 @@
 #include "dcukern/attention.hpp"
 #include "dcukern/gdn.hpp"
 #include "dcukern/sampling.hpp"
+#include "dcukern/sampling_transforms.hpp"

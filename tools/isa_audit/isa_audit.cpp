@@ -21,6 +21,7 @@
 #include "dcukern/gdn/select.hpp"
 #include "dcukern/gemv/select.hpp"
 #include "dcukern/sampling/select.hpp"
+#include "dcukern/sampling/transform_select.hpp"
 
 using namespace dcukern;
 
@@ -147,6 +148,7 @@ int main(int argc, char** argv) {
     failures += audit_rows<GdnOp>("gdn", *t, kernels);
     failures += audit_rows<Conv1dOp>("conv1d", *t, kernels);
     failures += audit_rows<SamplingOp>("sampling", *t, kernels);
+    failures += audit_rows<TransformOp>("sampling transforms", *t, kernels);
     failures += audit_rows<AttentionOp>("attention", *t, kernels);
     for (const FeatureInfo& f : kFeatureInfo) {
       if (!f.forbidden || has_feature(*t, f.feature)) continue;

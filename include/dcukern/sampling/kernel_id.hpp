@@ -16,4 +16,11 @@ enum class SamplingKernel : uint8_t {
 // Instruction features a kernel's code uses: none (portable HIP / CUDA only).
 constexpr FeatureSet sampling_kernel_isa(SamplingKernel) { return 0; }
 
+// The row-transform kernels (softmax, top_k_mask_logits, top_k / top_p renorm): one block per row.
+enum class TransformKernel : uint8_t {
+  block,      // scalar loads: any valid call
+  block_vec,  // 16-byte loads: aligned input rows, V and stride multiples of 16 bytes
+};
+constexpr FeatureSet transform_kernel_isa(TransformKernel) { return 0; }
+
 }  // namespace dcukern

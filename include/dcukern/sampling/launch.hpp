@@ -31,14 +31,17 @@ Status launch_dtype(DType dt, const SamplingArgs& a, const SplitWorkspace* w, in
   return Status::unsupported(std::string("sampling: unsupported logits dtype ") + dtype_name(dt));
 }
 
-// `workspace`: the caller's workspace, at least split_workspace_bytes(batch, V) (split rows only).
+inline bool is_split(SamplingKernel k) { return k == SamplingKernel::split || k == SamplingKernel::split_vec; }
+
+// `workspace`: the caller's workspace, at least split_workspace_bytes(batch, V) (split rows only); the
+// split kernels advance the device offset themselves when `advance`.
 inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int64_t batch, void* workspace,
-                     stream_t s) {
-  const bool split = kernel == SamplingKernel::split || kernel == SamplingKernel::split_vec;
+                     bool advance, stream_t s) {
   SplitWorkspace w{};
-  if (split) {
+  if (is_split(kernel)) {
     w = split_layout(workspace, batch, a.vocab);
-    if (Status e = runtime_status(runtime_memset_async(w.sync, 0, split_sync_bytes(batch), s), "sampling workspace");
+    w.advance = advance;
+    if (Status e = runtime_status(runtime_memset_async(workspace, 0, split_sync_bytes(batch), s), "sampling workspace");
         !e.ok())
       return e;
   }

@@ -4,6 +4,7 @@
 // the contents never need initialising and a captured graph replays correctly.
 //
 // Per row r (tiles = ceil(V / kSplitTile)):
+//   done                 rows finished (the last one advances the device offset)
 //   sync[r]              ticket counters of the two passes and the candidate counter (zeroed per call)
 //   plan[r]              pass 1's verdict for the row (mode, cut bin, candidate count, largest sort key)
 //   header[r][tile]      one tile's largest sort key, top value bin, stored window length, flags
@@ -20,7 +21,7 @@ namespace dcukern::sampling_detail {
 constexpr int kSplitThreads = 512;                                   // = kThreads of the kernels
 constexpr int kSplitItems = 16;                                      // elements per thread: one tile in registers
 constexpr int64_t kSplitTile = int64_t(kSplitThreads) * kSplitItems;  // elements per block
-constexpr int kWindow = kSplitThreads;                               // value bins one tile may store (4 octaves)
+constexpr int kWindow = 256;                                         // value bins one tile may store (2 octaves)
 constexpr int kMergeBins = 2048;                                     // value bins a row's merge covers (16 octaves)
 constexpr int kSplitCap = 2048;                                      // candidates per row (= kCap of the kernels)
 
@@ -44,12 +45,14 @@ struct SplitHeader {
 };
 
 struct SplitWorkspace {
-  SplitSync* sync;
+  SplitSync* sync;  // sync[-1].scanned: rows finished
   SplitPlan* plan;
   SplitHeader* header;
   uint16_t* window;
   uint64_t* cand;
   int tiles;
+  int rows;      // B
+  bool advance;  // the last row to finish adds 1 to *offset_ptr
 };
 
 DCUKERN_HD constexpr int split_tiles(int64_t vocab) { return int((vocab + kSplitTile - 1) / kSplitTile); }
@@ -57,7 +60,7 @@ DCUKERN_HD constexpr int split_tiles(int64_t vocab) { return int((vocab + kSplit
 DCUKERN_HD constexpr size_t split_align(size_t n) { return (n + 255) & ~size_t(255); }
 
 // Bytes of each region, in layout order.
-DCUKERN_HD constexpr size_t split_sync_bytes(int64_t b) { return split_align(size_t(b) * sizeof(SplitSync)); }
+DCUKERN_HD constexpr size_t split_sync_bytes(int64_t b) { return split_align(size_t(b + 1) * sizeof(SplitSync)); }
 DCUKERN_HD constexpr size_t split_plan_bytes(int64_t b) { return split_align(size_t(b) * sizeof(SplitPlan)); }
 DCUKERN_HD constexpr size_t split_header_bytes(int64_t b, int64_t v) {
   return split_align(size_t(b) * split_tiles(v) * sizeof(SplitHeader));
@@ -75,7 +78,7 @@ DCUKERN_HD constexpr size_t split_workspace_bytes(int64_t b, int64_t v) {
 inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v) {
   char* p = static_cast<char*>(base);
   SplitWorkspace w;
-  w.sync = reinterpret_cast<SplitSync*>(p);
+  w.sync = reinterpret_cast<SplitSync*>(p) + 1;
   p += split_sync_bytes(b);
   w.plan = reinterpret_cast<SplitPlan*>(p);
   p += split_plan_bytes(b);
@@ -85,6 +88,8 @@ inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v) {
   p += split_window_bytes(b, v);
   w.cand = reinterpret_cast<uint64_t*>(p);
   w.tiles = split_tiles(v);
+  w.rows = int(b);
+  w.advance = false;
   return w;
 }
 

@@ -64,6 +64,12 @@ __device__ inline void build_histogram(const Loader& L, const RowScale& sc, bool
   __syncthreads();
 }
 
+// ceil(p * mass), at least 1: the fixed-point mass the top-p prefix must reach.
+__device__ __forceinline__ uint64_t top_p_target(float p, uint64_t mass) {
+  const double t = ceil(double(p) * double(mass));
+  return t < 1.0 ? 1 : uint64_t(t);
+}
+
 struct Cut {
   uint64_t key;           // sort key of the cut element: the kept prefix is {key >= cut}
   uint64_t mass_through;  // fixed mass of that prefix

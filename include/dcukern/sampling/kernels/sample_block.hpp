@@ -41,11 +41,6 @@ __device__ inline void write_token(const SamplingArgs& a, int64_t row, int64_t t
   if (a.valid) a.valid[row] = valid ? 1 : 0;
 }
 
-// ceil(p * mass), at least 1: the fixed-point mass the top-p prefix must reach.
-__device__ __forceinline__ uint64_t top_p_target(float p, uint64_t mass) {
-  const double t = ceil(double(p) * double(mass));
-  return t < 1.0 ? 1 : uint64_t(t);
-}
 
 // Draw from sorted candidates s.cand[0, n): the first n_pre are a prefix of the row's sort order; with
 // `tail` the rest is the top-k boundary bin, `gap` elements (of fixed mass gap_mass) further down.

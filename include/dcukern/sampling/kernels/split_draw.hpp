@@ -4,7 +4,9 @@
 //   The last block of a row to arrive (ticket sync[r].drawn) finishes the row: fast rows sort their
 //   candidates (a prefix of the row's sort order that holds its top k) and draw among them exactly
 //   (draw_sorted, as the one-block kernel does); greedy and invalid rows write the plan's answer;
-//   fallback rows run the whole one-block algorithm (sample_row) over the row.
+//   fallback rows run the whole one-block algorithm (sample_row) over the row. With advance_offset the
+//   last row to finish (ticket done) adds 1 to the device offset, after every row has read it.
+//   Tiles whose top bin lies below cut_bin hold no candidate and are not read again.
 // Determinism: the sorted candidate set and every sum over it are independent of timing.
 #pragma once
 #include "dcukern/sampling/kernels/split_scan.hpp"
@@ -50,14 +52,8 @@ __device__ inline int64_t draw_fast_row(const SamplingArgs& a, const SplitWorksp
 }
 
 template <bool kVec, DType DT>
-__device__ inline void split_draw(const SamplingArgs& a, const SplitWorkspace& w) {
-  __shared__ Shared s;
-  const int tiles = w.tiles;
-  const int64_t row = blockIdx.x / tiles;
-  const int tile = int(blockIdx.x % tiles);
-  const SplitPlan plan = w.plan[row];
-  if (plan.mode == uint32_t(SplitMode::fast)) gather_tile<DT, kVec>(a, w, row, tile, plan.cut_bin, s);
-  if (!arrive_last(&w.sync[row].drawn, tiles, s.flag)) return;
+__device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, const SplitPlan& plan,
+                                  Shared& s) {
   const RowParams p = row_params(a, row);
   switch (SplitMode(plan.mode)) {
     case SplitMode::invalid: return write_token(a, row, kSamplingInvalidToken, false);
@@ -66,6 +62,21 @@ __device__ inline void split_draw(const SamplingArgs& a, const SplitWorkspace& w
     case SplitMode::fallback: break;
   }
   sample_row(RowLoader<DT, kVec>{row_start<DT>(a, row), a.vocab}, a, row, s);
+}
+
+template <bool kVec, DType DT>
+__device__ inline void split_draw(const SamplingArgs& a, const SplitWorkspace& w) {
+  __shared__ Shared s;
+  const int tiles = w.tiles;
+  const int64_t row = blockIdx.x / tiles;
+  const int tile = int(blockIdx.x % tiles);
+  const SplitPlan plan = w.plan[row];
+  if (plan.mode == uint32_t(SplitMode::fast) && uint32_t(w.header[row * tiles + tile].packed) >= plan.cut_bin)
+    gather_tile<DT, kVec>(a, w, row, tile, plan.cut_bin, s);
+  if (!arrive_last(&w.sync[row].drawn, tiles, s.flag)) return;
+  finish_row<kVec, DT>(a, w, row, plan, s);
+  if (w.advance && arrive_last(&w.sync[-1].scanned, w.rows, s.flag) && threadIdx.x == 0)
+    *const_cast<uint64_t*>(a.offset_ptr) += 1;
 }
 
 // The two passes of the split rows, one kernel template so that a row's kernel_symbol

@@ -17,7 +17,8 @@
 
 namespace dcukern::sampling_detail {
 
-static_assert(kSplitThreads == kThreads && kSplitCap == kCap && kWindow == kThreads, "split layout");
+static_assert(kSplitThreads == kThreads && kSplitCap == kCap && kWindow <= kThreads && kMergeBins % kThreads == 0,
+              "split layout");
 constexpr int kMaxSplitTiles = split_tiles(kSamplingMaxVocab);
 
 // Loads of data that other blocks of the same grid wrote (volatile: not served from a stale L1).
@@ -64,12 +65,13 @@ __device__ inline uint64_t scan_all_max(uint64_t v, ScanShared& s) {
 }
 
 // First position o of count[0, n) where the running count reaches target (>= 1): {o, count through o};
-// {n, 0} when it never does. n a multiple of kThreads.
+// {n, 0} when it never does. n <= kThreads or a multiple of it.
 __device__ inline void scan_crossing(const uint32_t* count, int n, uint32_t target, ScanShared& s, uint32_t* o_out,
                                      uint32_t* through) {
-  const int per = n / kThreads, first = threadIdx.x * per;
+  const int per = n > kThreads ? n / kThreads : 1, first = threadIdx.x * per;
+  const int end = first + per < n ? first + per : n;
   uint32_t c = 0;
-  for (int q = 0; q < per; ++q) c += count[first + q];
+  for (int q = first; q < end; ++q) c += count[q];
   uint32_t total;
   uint32_t run = BlockScan<uint32_t, kThreads>::exclusive_sum(c, total, s.tmp.s32);
   if (threadIdx.x == 0) {
@@ -77,10 +79,10 @@ __device__ inline void scan_crossing(const uint32_t* count, int n, uint32_t targ
     s.b32[1] = 0;
   }
   __syncthreads();
-  for (int q = 0; q < per; ++q) {
-    const uint32_t here = count[first + q];
+  for (int q = first; q < end; ++q) {
+    const uint32_t here = count[q];
     if (run < target && target <= run + here) {
-      s.b32[0] = uint32_t(first + q);
+      s.b32[0] = uint32_t(q);
       s.b32[1] = run + here;
     }
     run += here;
@@ -171,7 +173,7 @@ __device__ inline void split_scan(const SamplingArgs& a, const SplitWorkspace& w
   uint32_t stored = 0;
   bool truncated = false;
   if (!nan && split_fast_row(p, a.vocab)) {
-    s.count[threadIdx.x] = 0;  // kWindow == kThreads: thread t owns bin top - t
+    if (threadIdx.x < kWindow) s.count[threadIdx.x] = 0;  // thread t < kWindow owns bin top - t
     __syncthreads();
 #pragma unroll
     for (int u = 0; u < kSplitItems; ++u) {
@@ -187,6 +189,7 @@ __device__ inline void split_scan(const SamplingArgs& a, const SplitWorkspace& w
     truncated = o >= uint32_t(kWindow);
     stored = truncated ? uint32_t(kWindow) : o + 1;
     if (threadIdx.x < stored) w.window[(row * tiles + tile) * kWindow + threadIdx.x] = uint16_t(s.count[threadIdx.x]);
+    __syncthreads();  // s.count is reused by the merge
   }
   if (threadIdx.x == 0)
     w.header[row * tiles + tile] =

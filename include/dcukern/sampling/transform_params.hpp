@@ -1,0 +1,83 @@
+// Row transforms of logits and probabilities [B, V] (the pieces of a sampler exposed on their own):
+//   softmax             logits (f32, bf16, f16) -> probs f32: softmax(logits / T); T == 0: one-hot at the
+//                       argmax (lowest index on ties)
+//   top_k_mask_logits   logits -> logits (same dtype): the k largest kept, the rest -inf; k = 0 or >= V: copy
+//   top_k_renorm_probs  probs f32 -> probs f32: the k largest kept and renormalised, the rest 0
+//   top_p_renorm_probs  probs f32 -> probs f32: the smallest prefix (largest first) with mass >= top_p x
+//                       (row mass) kept and renormalised, the rest 0; top_p = 1 keeps every non-zero entry
+// Order and ties as in sampling: value descending, index ascending. Per-row parameters: one value or a
+// device array [B] (PerRow). Invalid rows -- a NaN, logits all -inf, a negative probability, a
+// probability row summing to 0, or an out-of-range device parameter -- write 0 (probability outputs)
+// or -inf (masked logits) everywhere and valid[row] = 0; other rows write valid = 1.
+#pragma once
+#include <string>
+
+#include "dcukern/sampling/params.hpp"
+
+namespace dcukern {
+
+enum class RowTransform : uint8_t { softmax, top_k_mask_logits, top_k_renorm_probs, top_p_renorm_probs };
+
+inline const char* row_transform_name(RowTransform t) {
+  switch (t) {
+    case RowTransform::softmax: return "softmax";
+    case RowTransform::top_k_mask_logits: return "top_k_mask_logits";
+    case RowTransform::top_k_renorm_probs: return "top_k_renorm_probs";
+    case RowTransform::top_p_renorm_probs: return "top_p_renorm_probs";
+  }
+  return "?";
+}
+
+struct RowTransformParams {
+  ConstMatrix in;                   // [B, V]
+  Matrix out;                       // [B, V]; may alias `in` only when both are identical views
+  uint8_t* valid = nullptr;         // [B] or nullptr
+  PerRow<float> temperature{1.0f};  // softmax
+  PerRow<int32_t> top_k{0};         // top_k_mask_logits, top_k_renorm_probs
+  PerRow<float> top_p{1.0f};        // top_p_renorm_probs
+};
+
+// The dtypes each transform reads and writes.
+inline bool row_transform_dtypes_ok(RowTransform t, DType in, DType out) {
+  const bool logits = in == DType::f32 || in == DType::bf16 || in == DType::f16;
+  switch (t) {
+    case RowTransform::softmax: return logits && out == DType::f32;
+    case RowTransform::top_k_mask_logits: return logits && out == in;
+    default: return in == DType::f32 && out == DType::f32;
+  }
+}
+
+inline Status validate_row_transform(RowTransform t, const RowTransformParams& p, SamplingCall* call) {
+  const std::string op = row_transform_name(t);
+  const ConstMatrix& in = p.in;
+  if (!in.data) return Status::invalid(op + ": null pointer for the input");
+  if (!p.out.data) return Status::invalid(op + ": null pointer for the output");
+  if (!row_transform_dtypes_ok(t, in.dtype, p.out.dtype))
+    return Status::unsupported(op + ": input " + dtype_name(in.dtype) + ", output " + dtype_name(p.out.dtype) +
+                               " (supported: softmax f32/bf16/f16 -> f32, top_k_mask_logits same dtype in and out, "
+                               "renorm f32 -> f32)");
+  if (in.rows < 1 || in.rows > kSamplingMaxBatch)
+    return Status::invalid(op + ": batch B = " + std::to_string(in.rows) + " out of range 1.." +
+                           std::to_string(kSamplingMaxBatch));
+  if (in.cols < 1 || in.cols > kSamplingMaxVocab)
+    return Status::invalid(op + ": V = " + std::to_string(in.cols) + " out of range 1.." +
+                           std::to_string(kSamplingMaxVocab));
+  if (p.out.rows != in.rows || p.out.cols != in.cols)
+    return Status::invalid(op + ": output is " + std::to_string(p.out.rows) + " x " + std::to_string(p.out.cols) +
+                           ", expected " + std::to_string(in.rows) + " x " + std::to_string(in.cols));
+  if (in.row_stride < in.cols || p.out.row_stride < p.out.cols)
+    return Status::invalid(op + ": row stride below V");
+  if (p.out.data == in.data && p.out.row_stride != in.row_stride)
+    return Status::invalid(op + ": in-place call with different row strides");
+  using R = SamplingRowRule;
+  if (!p.temperature.device && !R::temperature_ok(p.temperature.value))
+    return Status::invalid(op + ": temperature " + std::to_string(p.temperature.value) + " (must be >= 0)");
+  if (!p.top_k.device && !R::top_k_ok(p.top_k.value))
+    return Status::invalid(op + ": top_k " + std::to_string(p.top_k.value) + " (must be >= 0)");
+  if (!p.top_p.device && !R::top_p_ok(p.top_p.value))
+    return Status::invalid(op + ": top_p " + std::to_string(p.top_p.value) + " (must be in (0, 1])");
+  *call = SamplingCall{in.dtype, in.rows, in.cols, in.row_stride, address_alignment(in.data), false};
+  return Status::success();
+}
+
+}  // namespace dcukern

@@ -1,0 +1,28 @@
+// Row-transform row selection, host side: plain C++ (audit, explain, tests).
+#pragma once
+#include <iterator>
+
+#include "capabilities/sampling_transform_rows.hpp"
+#include "dcukern/registry/select.hpp"
+#include "dcukern/sampling/transform_params.hpp"
+
+namespace dcukern {
+
+struct TransformOp {
+  using Row = capabilities::TransformRow;
+  static constexpr std::size_t kRowCount = std::size(capabilities::kTransformRows);
+  static constexpr const Row (&rows())[kRowCount] { return capabilities::kTransformRows; }
+  static constexpr bool compiled_in(TransformKernel) { return true; }  // portable kernels
+};
+
+// Validate the call of transform `t` and choose its row for `target` (id == nullptr) or check the row
+// `id`; *row is never null on success.
+inline Status select_row_transform(RowTransform t, const RowTransformParams& p, const TargetInfo& target,
+                                   const char* id, const capabilities::TransformRow** row,
+                                   Explanation* why = nullptr) {
+  SamplingCall call;
+  if (Status s = validate_row_transform(t, p, &call); !s.ok()) return s;
+  return choose_row<TransformOp>(row_transform_name(t), call, target, id, row, why);
+}
+
+}  // namespace dcukern
