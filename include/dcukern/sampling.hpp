@@ -55,9 +55,10 @@ inline Status sample(const SamplingParams& p, void* workspace, size_t workspace_
                                         p.offset,
                                         p.seed_ptr,
                                         p.offset_ptr};
-  s = sampling_detail::launch(row->kernel, p.logits.dtype, a, p.logits.rows, workspace, stream);
+  s = sampling_detail::launch(row->kernel, p.logits.dtype, a, p.logits.rows, workspace, p.advance_offset, stream);
   if (!s.ok()) return s;
-  if (p.advance_offset) sampling_detail::sampling_advance_offset_kernel<<<1, 1, 0, stream>>>(p.offset_ptr);
+  if (p.advance_offset && !sampling_detail::is_split(row->kernel))
+    sampling_detail::sampling_advance_offset_kernel<<<1, 1, 0, stream>>>(p.offset_ptr);
   return runtime_status(runtime_last_error(), "sampling launch");
 }
 
