@@ -4,8 +4,8 @@
 // the raw k and q are summed over K (rows) first across the lanes of a wave that share a column chunk
 // (shuffles, valid for wave32 and wave64), then across waves in shared memory; threads j < Cols then
 // form u_j and o_j and publish u through shared memory (two barriers per token). At 33354f0 every thread
-// formed u for its own columns instead (one barrier, 4x the shared-memory reads): on the H200 that
-// measured below this structure's 6f710a8 numbers at B >= 128 (76-78 % against 78-83 % of read bandwidth).
+// formed u for its own columns instead (one barrier, more shared-memory reads): on the H200 about one
+// point of read bandwidth below this structure (74.7-77.6 % against 75.9-78.9 % at B >= 128).
 #pragma once
 #include "dcukern/gdn/kernels/common.hpp"
 
