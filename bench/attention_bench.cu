@@ -136,7 +136,7 @@ void register_all() {
       for (int ps : {16, 544})
         for (int batch : kBatches)
           for (int ctx : kContexts)
-            for (const char* row : {"attention.grouped_split"}) {
+            for (const char* row : {"attention.mma_split", "attention.grouped_split"}) {
               const std::string name = "attention/" + std::to_string(h.hq) + "x" + std::to_string(h.hkv) + "x" +
                                        std::to_string(h.d) + "/" + dtype_name(kvt) + "/ps" + std::to_string(ps) + "/B" +
                                        std::to_string(batch) + "/ctx" + std::to_string(ctx) + "/" + row;

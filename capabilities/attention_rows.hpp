@@ -29,6 +29,17 @@ constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
 }  // namespace attention_rows
 
 inline constexpr AttentionRow kAttentionRows[] = {
+    {"attention.mma_split",
+     "NVIDIA tensor cores (mma.sync): S = Q K^T and O^T += V^T P^T per 16 keys for the query rows sharing a "
+     "KV head (up to 8), fragments filled by 16-byte loads; split-KV by the plan with an LSE merge (one "
+     "chunk: no merge). UNTESTED ON A GPU (evidence nullptr): selected only when forced",
+     features(Feature::nv_mma_f16), nullptr, attention_rows::any_call(true, true), Semantics{true, true, false},
+     nullptr, "attention.grouped_split", AttentionKernel::mma_split, "attention_mma_kernel<"},
+    {"attention.mma",
+     "NVIDIA tensor cores (mma.sync) for the query rows sharing a KV head, one block per (query tile, KV "
+     "head, sequence), no workspace. UNTESTED ON A GPU (evidence nullptr): selected only when forced",
+     features(Feature::nv_mma_f16), nullptr, attention_rows::any_call(false, true), Semantics{true, false, false},
+     nullptr, "attention.grouped", AttentionKernel::mma, "attention_mma_kernel<"},
     {"attention.grouped_split",
      "the query rows sharing a KV head (up to 8: GQA group x tokens) read each K/V vector once, 16-byte "
      "loads, online softmax per key slot; split-KV by the plan with an LSE merge (one chunk: no merge). "

@@ -21,7 +21,8 @@ using dcukern::test::quick_mode;
 
 namespace {
 
-const char* const kRows[] = {"attention.row", "attention.split_kv", "attention.grouped", "attention.grouped_split"};
+const char* const kRows[] = {"attention.row", "attention.split_kv", "attention.grouped", "attention.grouped_split",
+                             "attention.mma", "attention.mma_split"};
 
 // Bitwise equality (NaN poison included).
 template <class T>
@@ -230,7 +231,7 @@ TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with t
   plans[2].fixed_chunk_size = 1;
   plans[3].fixed_chunk_size = 64;
   plans[4].fixed_chunk_size = 1000;
-  for (const char* id : {"attention.split_kv", "attention.grouped_split"})
+  for (const char* id : {"attention.split_kv", "attention.grouped_split", "attention.mma_split"})
     for (size_t i = 0; i < plans.size(); ++i) {
       if (quick_mode() && plans[i].fixed_chunk_size == 1) continue;
       INFO(id << " plan " << i << " fixed " << plans[i].fixed_chunk_size);
@@ -330,7 +331,7 @@ TEST_CASE("attention: a rejected call writes nothing; unforced rows are not sele
   const auto lse0 = pr.lse.download();
   // No evidence, not forced: no row accepts the call.
   CHECK(attention(pr.params(), nullptr, 0, stream_t{}).code() == StatusCode::unsupported);
-  for (const char* id : {"attention.split_kv", "attention.grouped_split"}) {
+  for (const char* id : {"attention.split_kv", "attention.grouped_split", "attention.mma_split"}) {
     INFO(id);
     ForceRow force(id);
     AttentionParams bad = pr.params();

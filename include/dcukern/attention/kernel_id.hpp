@@ -11,9 +11,13 @@ enum class AttentionKernel : uint8_t {
   split_kv,  // one block per (query row, chunk) writing fp32 partials, then the LSE merge kernel
   grouped,        // one block per (query tile of one KV head, sequence): each K/V read serves the tile
   grouped_split,  // grouped, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
+  mma,            // grouped on NVIDIA tensor cores (mma.sync), no workspace
+  mma_split,      // mma, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
 };
 
-// Every kernel is portable HIP/CUDA: no instruction feature needed.
-constexpr FeatureSet attention_kernel_isa(AttentionKernel) { return 0; }
+// The mma kernels need NVIDIA's mma.sync; the others are portable HIP/CUDA.
+constexpr FeatureSet attention_kernel_isa(AttentionKernel k) {
+  return k == AttentionKernel::mma || k == AttentionKernel::mma_split ? features(Feature::nv_mma_f16) : 0;
+}
 
 }  // namespace dcukern

@@ -5,6 +5,7 @@
 
 #include "dcukern/attention/kernels/grouped.hpp"
 #include "dcukern/attention/kernels/merge.hpp"
+#include "dcukern/attention/kernels/mma.hpp"
 #include "dcukern/attention/kernels/row.hpp"
 #include "dcukern/attention/select.hpp"
 #include "dcukern/platform/device_context.hpp"
@@ -78,6 +79,18 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
       if (Status st = launch_grouped<KVT>(tile, a, blocks, s); !st.ok()) return st;
       break;
     }
+#if DCUKERN_PLATFORM_CUDA
+    case AttentionKernel::mma:
+    case AttentionKernel::mma_split: {
+      const int64_t blocks = rows / (int64_t(a.tokens) * a.hq) * a.num_kv_heads * a.q_tiles * a.num_chunks;
+      if (blocks > kAttnMaxGridBlocks) return Status::unsupported("attention: more than 2^31 - 1 blocks");
+      const unsigned n = static_cast<unsigned>(blocks);
+      if (a.head_dim <= 64) attention_mma_kernel<KVT, 64><<<n, kAttnThreads, 0, s>>>(a);
+      else if (a.head_dim <= 128) attention_mma_kernel<KVT, 128><<<n, kAttnThreads, 0, s>>>(a);
+      else attention_mma_kernel<KVT, 256><<<n, kAttnThreads, 0, s>>>(a);
+      break;
+    }
+#endif
     default: return Status::unsupported("attention: kernel not compiled into this build");
   }
   if (split) attention_merge_kernel<QT><<<static_cast<unsigned>(rows), kMergeThreads, 0, s>>>(a);

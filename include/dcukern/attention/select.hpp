@@ -15,8 +15,16 @@ struct AttentionOp {
   using Row = capabilities::AttentionRow;
   static constexpr std::size_t kRowCount = std::size(capabilities::kAttentionRows);
   static constexpr const Row (&rows())[kRowCount] { return capabilities::kAttentionRows; }
-  // Every attention kernel is portable HIP/CUDA: compiled into every build.
-  static constexpr bool compiled_in(AttentionKernel) { return true; }
+  // Whether this build holds the kernel: the mma kernels only in CUDA builds (a host-only build answers for
+  // a device build of the target).
+  static constexpr bool compiled_in(AttentionKernel k) {
+#if DCUKERN_PLATFORM_HIP
+    return k != AttentionKernel::mma && k != AttentionKernel::mma_split;
+#else
+    (void)k;
+    return true;
+#endif
+  }
 };
 
 inline const capabilities::AttentionRow* find_attention_row(const char* id) { return find_row<AttentionOp>(id); }

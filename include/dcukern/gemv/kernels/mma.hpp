@@ -8,28 +8,9 @@
 // across warps in shared memory.
 #pragma once
 #include "dcukern/gemv/kernels/common.hpp"
+#include "dcukern/platform/mma.hpp"
 
 namespace dcukern::gemv_detail {
-
-template <DType DT>
-__device__ __forceinline__ void mma_16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                          uint32_t b0, uint32_t b1) {
-#if DCUKERN_DEVICE_HAS_NV_MMA_F16
-  if constexpr (DT == DType::f16) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  }
-#endif
-}
 
 // Tuning knobs (compile-time): kWarps per block, kUnroll k-steps in flight per warp, kMTiles 16-row
 // tiles per block (each warp covers all of them, so one x load feeds kMTiles W tiles).

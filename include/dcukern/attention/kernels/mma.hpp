@@ -1,0 +1,219 @@
+// attention_mma_kernel — paged decode attention on NVIDIA tensor cores (mma.sync m16n8k16, sm_80+) for a
+// tile of up to 8 query rows sharing one KV head. Unsplit, or one KV chunk per block for split-KV.
+// Contract: the grouped rows' (head_dim a multiple of 8 and <= kDim, pools and strides aligned to 8
+// elements; the elements past head_dim of a kDim build are not read); Feature::nv_mma_f16.
+// Work split: block = (query tile, KV head, chunk, sequence) (query_tile.hpp); its 4 warps take turns
+// over groups of 16 keys. Per group a warp computes S = Q K^T (M = 16 query rows, of which the tile's
+// <= 8 are real; N = the 16 keys as two 8-key tiles; K = head_dim) and then O^T += V^T P^T (M = 16 head
+// elements per tile, N = 8 query rows, K = the 16 keys), so the probabilities go from S's accumulator
+// straight into P^T's fragment. The head dim is permuted (a dot product and the output's element order
+// are ours to choose) so that every fragment is filled from whole 16-byte loads: lane (g, c) reads
+// elements [c D/4, (c+1) D/4) of keys g and g+8 for K, and [g D/8, (g+1) D/8) of keys 2c, 2c+1, 2c+8,
+// 2c+9 for V. MMA inputs are bf16 for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16, times 2^-8);
+// q enters as a hi + lo pair of that type (two MMAs) so the logits keep fp32-like precision; P is
+// rounded to the MMA type and the softmax sum adds the rounded values, so P's rounding cancels in o.
+// Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
+#pragma once
+#include "dcukern/attention/kernels/kv_vec.hpp"
+#include "dcukern/attention/kernels/query_tile.hpp"
+#include "dcukern/platform/mma.hpp"
+
+namespace dcukern::attn_detail {
+
+constexpr int kMmaTile = 8;  // query rows per block tile
+
+template <DType MT>
+__device__ __forceinline__ uint16_t to_mma(float x) {
+  if constexpr (MT == DType::bf16) return float_to_bf16(x);
+  else return float_to_f16(x);
+}
+template <DType MT>
+__device__ __forceinline__ float from_mma(uint16_t x) {
+  if constexpr (MT == DType::bf16) return bf16_to_float(x);
+  else return f16_to_float(x);
+}
+__device__ __forceinline__ uint32_t pack2(uint16_t lo, uint16_t hi) { return uint32_t(lo) | (uint32_t(hi) << 16); }
+
+// fp8 e4m3 bytes at bit 0 and bit 16 of t -> an f16x2 word of value * 2^-8 (kv_vec.hpp).
+__device__ __forceinline__ uint32_t fp8_pair_to_f16x2(uint32_t t) {
+  return ((t & 0x007f007fu) << 7) | ((t & 0x00800080u) << 8);
+}
+
+#if DCUKERN_PLATFORM_CUDA
+// Element e (0..7) of key x and of key y, as one MMA word {x_e, y_e}. Words: the lane's 8-element vector.
+template <DType KVT>
+__device__ __forceinline__ uint32_t pair_across_keys(const KvVec<KVT>& x, const KvVec<KVT>& y, int e) {
+  if constexpr (KVT == DType::fp8_e4m3) {
+    const int w = e / 4, b = e % 4;
+    return fp8_pair_to_f16x2(__byte_perm(x.w[w], y.w[w], unsigned(b | ((4 + b) << 8))));
+  } else {
+    const int w = e / 2;
+    return __byte_perm(x.w[w], y.w[w], e % 2 ? 0x7632u : 0x5410u);
+  }
+}
+// Elements 4s..4s+3 of one key's vector as two MMA words {e, e+1}, {e+2, e+3} (s = 0 or 1).
+template <DType KVT>
+__device__ __forceinline__ void quad_of_key(const KvVec<KVT>& x, int s, uint32_t& lo, uint32_t& hi) {
+  if constexpr (KVT == DType::fp8_e4m3) {
+    const uint32_t w = x.w[s];
+    lo = fp8_pair_to_f16x2((w & 0xffu) | ((w & 0xff00u) << 8));
+    hi = fp8_pair_to_f16x2(((w >> 16) & 0xffu) | ((w >> 8) & 0xff0000u));
+  } else {
+    lo = x.w[2 * s], hi = x.w[2 * s + 1];
+  }
+}
+#endif
+
+template <DType KVT, int kDim>
+__global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a) {
+#if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
+  constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
+  constexpr bool kFp8 = KVT == DType::fp8_e4m3;
+  constexpr int kWarps = kAttnThreads / 32;
+  constexpr int kSteps = kDim / 16;   // k-steps of Q K^T, m-tiles of V^T P^T
+  constexpr int kKVecs = kDim / 32;   // 8-element vectors of a lane's quarter of a K row
+  constexpr int kVVecs = kDim / 64;   // 8-element vectors of a lane's eighth of a V row
+  static_assert(kDim % 64 == 0, "head_dim bound must be a multiple of 64");
+  __shared__ float s_acc[kWarps][kMmaTile][kDim];
+  __shared__ float s_m[kMmaTile][kWarps], s_l[kMmaTile][kWarps];
+  __shared__ uint4 s_q[kSteps][32];
+
+  const TileBlock tb = tile_block(a);
+  const QueryTile<kMmaTile> qt(a, tb);
+  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  const int g = lane / 4, c = lane % 4;
+  const TileRow row = qt.row(g);  // this lane's query row (rows >= qt.rows have an empty range)
+
+  // Q fragments (row g; rows g + 8 are zero), in shared memory (read once per k-step; registers go to
+  // the K/V loads in flight): k-step s, lane (g, c) holds elements c D/4 + 4s + {0, 1} and + {2, 3} as
+  // {hi, hi, lo, lo} words.
+  for (int i = static_cast<int>(threadIdx.x); i < kSteps * 32; i += kAttnThreads) {
+    const int s = i / 32, qg = (i % 32) / 4, qc = i % 4;
+    const TileRow qr = qt.row(qg);
+    const float qs = q_prescale(a, kFp8 ? a.k_scale * kFp8Rescale : 1.f);
+    uint32_t w[4];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      uint16_t hi[2], lo[2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int d = qc * (kDim / 4) + 4 * s + 2 * r + e;
+        const float x = qg < qt.rows && d < a.head_dim ? tile_q(a, tb.b, qr.t, qr.h, d) * qs : 0.f;
+        hi[e] = to_mma<MT>(x);
+        lo[e] = to_mma<MT>(x - from_mma<MT>(hi[e]));
+      }
+      w[r] = pack2(hi[0], hi[1]);
+      w[2 + r] = pack2(lo[0], lo[1]);
+    }
+    s_q[s][i % 32] = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+  __syncthreads();
+
+  // O^T accumulators: m-tile u holds d = g D/8 + 2u (+1 for [2], [3]) of query rows 2c ([0], [2]), 2c+1.
+  float o[kSteps][4];
+#pragma unroll
+  for (int u = 0; u < kSteps; ++u) o[u][0] = o[u][1] = o[u][2] = o[u][3] = 0.f;
+  float m = neg_inf(), l = 0.f;  // row g: running max (base 2), this lane's share of the sum
+
+  for (int base = qt.blk_lo + 16 * warp; base < qt.blk_hi; base += 16 * kWarps) {
+    // Lane i < 16 finds key base + i in the pools; every lane then takes the offsets of its keys.
+    const int mine = base + (lane & 15);
+    const int64_t my_off = mine < qt.blk_hi ? kv_offset_fast(a, tb.b, tb.hk, mine) : -1;
+    auto off_of = [&](int key) { return __shfl_sync(0xffffffffu, my_off, key); };
+    KvVec<KVT> kv[2][kKVecs], vv[4][kVVecs];
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+      const int64_t off = off_of(8 * t + g);
+#pragma unroll
+      for (int i = 0; i < kKVecs; ++i) {
+        if (off >= 0 && c * (kDim / 4) + 8 * i < a.head_dim) kv[t][i].load(a.k, off + c * (kDim / 4) + 8 * i);
+        else kv[t][i].zero();
+      }
+    }
+    auto load_v = [&] {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int64_t off = off_of(2 * c + (r & 1) + 8 * (r >> 1));
+#pragma unroll
+        for (int i = 0; i < kVVecs; ++i) {
+          if (off >= 0 && g * (kDim / 8) + 8 * i < a.head_dim) vv[r][i].load(a.v, off + g * (kDim / 8) + 8 * i);
+          else vv[r][i].zero();
+        }
+      }
+    };
+    // V in flight with K up to head_dim 128; at 256 after S (K's registers are free again by then).
+    if constexpr (kDim <= 128) load_v();
+
+    // S = Q K^T for the two 8-key tiles; this lane gets row g, keys 8t + 2c + {0, 1}.
+    float sc[2][4] = {};
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const uint4 qf = s_q[s][lane];
+#pragma unroll
+      for (int t = 0; t < 2; ++t) {
+        uint32_t b0, b1;
+        quad_of_key(kv[t][s / 2], s % 2, b0, b1);
+        mma_16816<MT>(sc[t], qf.x, 0u, qf.y, 0u, b0, b1);
+        mma_16816<MT>(sc[t], qf.z, 0u, qf.w, 0u, b0, b1);
+      }
+    }
+    if constexpr (kDim > 128) load_v();
+    // Online softmax for row g over the 16 keys (the 4 lanes of a row share max and rescale).
+    float x[2][2], mx = m;
+#pragma unroll
+    for (int t = 0; t < 2; ++t)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        x[t][e] = tile_logit(a, row, sc[t][e], base + 8 * t + 2 * c + e);
+        mx = x[t][e] > mx ? x[t][e] : mx;
+      }
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float ref = mx > neg_inf() ? mx : 0.f;
+    const float corr = device_exp2(m - ref);
+    m = mx;
+    l *= corr;
+    uint32_t pb[2];
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+      uint16_t p[2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        p[e] = to_mma<MT>(device_exp2(x[t][e] - ref));
+        l += from_mma<MT>(p[e]);
+      }
+      pb[t] = pack2(p[0], p[1]);
+    }
+    // O^T rows of query rows 2c and 2c + 1 rescale by those rows' factors (held by lanes 8c and 8c + 4).
+    const float corr0 = __shfl_sync(0xffffffffu, corr, 8 * c), corr1 = __shfl_sync(0xffffffffu, corr, 8 * c + 4);
+#pragma unroll
+    for (int u = 0; u < kSteps; ++u) {
+      o[u][0] *= corr0, o[u][2] *= corr0;
+      o[u][1] *= corr1, o[u][3] *= corr1;
+      const int e = (2 * u) % 8, i = (2 * u) / 8;
+      const uint32_t a0 = pair_across_keys(vv[0][i], vv[1][i], e), a1 = pair_across_keys(vv[0][i], vv[1][i], e + 1);
+      const uint32_t a2 = pair_across_keys(vv[2][i], vv[3][i], e), a3 = pair_across_keys(vv[2][i], vv[3][i], e + 1);
+      mma_16816<MT>(o[u], a0, a1, a2, a3, pb[0], pb[1]);
+    }
+  }
+
+  // Row sums over the row's 4 lanes; per-warp states to shared memory.
+  l += __shfl_xor_sync(0xffffffffu, l, 1);
+  l += __shfl_xor_sync(0xffffffffu, l, 2);
+  if (c == 0) s_m[g][warp] = m, s_l[g][warp] = l;
+#pragma unroll
+  for (int u = 0; u < kSteps; ++u) {
+    const int d = g * (kDim / 8) + 2 * u;
+    s_acc[warp][2 * c][d] = o[u][0];
+    s_acc[warp][2 * c + 1][d] = o[u][1];
+    s_acc[warp][2 * c][d + 1] = o[u][2];
+    s_acc[warp][2 * c + 1][d + 1] = o[u][3];
+  }
+  __syncthreads();
+  finish_tile<kMmaTile, kWarps, kDim>(a, tb, qt, s_acc, s_m, s_l, kFp8 ? a.v_scale * kFp8Rescale : 1.f);
+#else
+  unreachable_on_this_target();
+#endif
+}
+
+}  // namespace dcukern::attn_detail

@@ -1,0 +1,133 @@
+// Pieces shared by the kernels that give one block a tile of query rows sharing a KV head (grouped, mma):
+// the block's coordinates, the tile's rows with their key ranges, the logit transform, and the epilogue
+// that merges the block's partial softmax states (one per slot: a key slot or a warp) in a fixed order
+// and writes the final rows (unsplit) or the chunk's partials (split-KV).
+#pragma once
+#include "dcukern/attention/kernels/common.hpp"
+
+namespace dcukern::attn_detail {
+
+// Block -> (query tile, KV head, chunk, sequence); tile fastest so a KV head's tiles run together (L2).
+struct TileBlock {
+  int tile, hk, chunk, b;
+};
+__device__ __forceinline__ TileBlock tile_block(const AttnArgs& a) {
+  int64_t blk = blockIdx.x;
+  TileBlock t;
+  t.tile = static_cast<int>(blk % a.q_tiles);
+  blk /= a.q_tiles;
+  t.hk = static_cast<int>(blk % a.num_kv_heads);
+  blk /= a.num_kv_heads;
+  t.chunk = static_cast<int>(blk % a.num_chunks);
+  t.b = static_cast<int>(blk / a.num_chunks);
+  return t;
+}
+
+// One query row of a tile: its key range in this chunk, position, ALiBi slope (x log2 e), token and head.
+struct TileRow {
+  int lo, hi, pos, t, h;
+  float alibi;
+};
+
+// Query rows of one tile: row i of a (sequence, KV head) is token i / group, query head hk * group + i % group.
+template <int kTile>
+struct QueryTile {
+  int rows;                  // rows of the tile that exist (<= kTile)
+  int lo[kTile], hi[kTile];  // keys [lo, hi) each row attends to within this block's chunk (empty: 0, 0)
+  int pos[kTile];            // the row's own position (ALiBi distance)
+  float alibi[kTile];        // slope * log2(e), or 0
+  int blk_lo, blk_hi;        // union of the rows' ranges: the keys this block reads
+  int t[kTile], h[kTile];    // token and query head of each row
+
+  __device__ __forceinline__ QueryTile(const AttnArgs& a, const TileBlock& tb) {
+    int64_t ctx = a.context_lens[tb.b];
+    ctx = ctx < 0 ? 0 : ctx > a.capacity ? a.capacity : ctx;
+    const int64_t c_lo = int64_t(tb.chunk) * a.chunk_size;
+    const int64_t c_hi = tb.chunk == a.num_chunks - 1 ? ctx : c_lo + a.chunk_size;
+    const int per_head = a.tokens * a.group;
+    rows = per_head - tb.tile * kTile < kTile ? per_head - tb.tile * kTile : kTile;
+    blk_lo = 0x7fffffff, blk_hi = 0;
+#pragma unroll
+    for (int g = 0; g < kTile; ++g) {
+      const int i = tb.tile * kTile + (g < rows ? g : 0);
+      t[g] = i / a.group, h[g] = tb.hk * a.group + i % a.group;
+      const int64_t p = ctx - a.tokens + t[g];
+      int64_t l = a.window_left >= 0 && p - a.window_left > 0 ? p - a.window_left : 0, e = p + 1;
+      l = l > c_lo ? l : c_lo;
+      e = e < c_hi ? e : c_hi;
+      if (g >= rows || e <= l) l = e = 0;
+      lo[g] = static_cast<int>(l), hi[g] = static_cast<int>(e);
+      pos[g] = static_cast<int>(p);
+      alibi[g] = a.alibi && g < rows ? a.alibi[h[g]] * kLog2e : 0.f;
+      if (e > l) {
+        blk_lo = lo[g] < blk_lo ? lo[g] : blk_lo;
+        blk_hi = hi[g] > blk_hi ? hi[g] : blk_hi;
+      }
+    }
+  }
+  // Row g (compile-time or not) without indexing the arrays dynamically (they stay in registers).
+  __device__ __forceinline__ TileRow row(int g) const {
+    TileRow r{0, 0, 0, 0, 0, 0.f};
+#pragma unroll
+    for (int i = 0; i < kTile; ++i)
+      if (i == g) r = TileRow{lo[i], hi[i], pos[i], t[i], h[i], alibi[i]};
+    return r;
+  }
+};
+
+// q row g, element d, times the logit prescale (scale * k_scale [* log2 e without soft cap]).
+__device__ __forceinline__ float tile_q(const AttnArgs& a, int b, int t, int h, int d) {
+  const uint16_t* q = a.q + int64_t(b) * a.q_bs + int64_t(t) * a.q_ts + int64_t(h) * a.q_hs;
+  return a.q_is_bf16 ? bf16_to_float(q[d]) : f16_to_float(q[d]);
+}
+
+// What q is multiplied by before the dot products: the dot is then the logit in base-2 units (no soft
+// cap) or the pre-cap logit in natural units. k_scale: the fp8 K scale times kFp8Rescale, or 1.
+__device__ __forceinline__ float q_prescale(const AttnArgs& a, float k_scale) {
+  return a.scale * k_scale * (a.soft_cap > 0.f ? 1.f : kLog2e);
+}
+
+// Dot (prescaled q) of key j for a row -> base-2 logit, -inf outside the row's range.
+__device__ __forceinline__ float tile_logit(const AttnArgs& a, const TileRow& r, float dot, int j) {
+  float x = a.soft_cap > 0.f ? a.soft_cap * kLog2e * tanh_exp2(dot / a.soft_cap) : dot;
+  x += r.alibi * static_cast<float>(j - r.pos);
+  return j >= r.lo && j < r.hi ? x : neg_inf();
+}
+
+// Epilogue. s_acc[slot][row][d] holds each slot's unnormalised output, s_m / s_l its base-2 max and sum.
+// The slots merge in slot order; `v_scale` multiplies the result (fp8 V scale, 1 otherwise).
+template <int kTile, int kSlots, int kDim>
+__device__ __forceinline__ void finish_tile(const AttnArgs& a, const TileBlock& tb, const QueryTile<kTile>& qt,
+                                            const float (&s_acc)[kSlots][kTile][kDim], const float (&s_m)[kTile][kSlots],
+                                            const float (&s_l)[kTile][kSlots], float v_scale) {
+  const bool split = a.part_o != nullptr;
+  const int D = a.head_dim;
+  for (int idx = static_cast<int>(threadIdx.x); idx < qt.rows * D; idx += static_cast<int>(blockDim.x)) {
+    const int g = idx / D, d = idx % D;
+    float M = neg_inf();
+    for (int sl = 0; sl < kSlots; ++sl) M = s_m[g][sl] > M ? s_m[g][sl] : M;
+    const bool empty = !(M > neg_inf());
+    float L = 0.f, o = 0.f;
+    if (!empty)
+      for (int sl = 0; sl < kSlots; ++sl) {
+        const float w = device_exp2(s_m[g][sl] - M);
+        L += s_l[g][sl] * w;
+        o += s_acc[sl][g][d] * w;
+      }
+    const TileRow r = qt.row(g);
+    const int t = r.t, h = r.h;
+    const int64_t row = (int64_t(tb.b) * a.tokens + t) * a.hq + h;
+    if (!split && !empty && a.sinks) L += device_exp2(a.sinks[h] * kLog2e - M);
+    o = empty ? 0.f : o * v_scale / L;
+    if (split) {
+      a.part_o[(row * a.num_chunks + tb.chunk) * D + d] = o;
+      if (d == 0) a.part_lse[row * a.num_chunks + tb.chunk] = empty ? neg_inf() : M + device_log2(L);
+    } else {
+      uint16_t* op = a.o + int64_t(tb.b) * a.o_bs + int64_t(t) * a.o_ts + int64_t(h) * a.o_hs;
+      op[d] = a.q_is_bf16 ? float_to_bf16(o) : float_to_f16(o);
+      if (d == 0 && a.lse) a.lse[row] = empty ? neg_inf() : (M + device_log2(L)) * kLn2;
+    }
+  }
+}
+
+}  // namespace dcukern::attn_detail
