@@ -23,6 +23,9 @@ constexpr SamplingContract split(SamplingContract c) {
   return c;
 }
 constexpr Semantics kSplitSemantics{true, true, false};
+constexpr const char* kSplitEvidence =
+    "tests/device/sampling_device_test.cu (sm_90, H200, at be56614); capabilities/evidence/sampling-sm_90.json; "
+    "AMD: compile only";
 constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
     "capabilities/evidence/sampling-sm_90.json; AMD: compile only";
@@ -32,11 +35,11 @@ inline constexpr SamplingRow kSamplingRows[] = {
     {"sampling.split.vec",
      "one block per 8192-element tile of a row, 16-byte loads; value-bin windows merged per row, candidates "
      "gathered by every block, drawn by the last; other rows: the one-block algorithm",
-     0, nullptr, sampling_rows::split(sampling_rows::vectorised()), sampling_rows::kSplitSemantics, nullptr,
-     "sampling.split", SamplingKernel::split_vec, "sampling_split_kernel<true,"},
+     0, nullptr, sampling_rows::split(sampling_rows::vectorised()), sampling_rows::kSplitSemantics,
+     sampling_rows::kSplitEvidence, "sampling.split", SamplingKernel::split_vec, "sampling_split_kernel<true,"},
     {"sampling.split", "one block per 8192-element tile of a row, scalar loads (as sampling.split.vec)", 0, nullptr,
-     sampling_rows::split(SamplingContract{sampling_rows::kAll}), sampling_rows::kSplitSemantics, nullptr,
-     "sampling.block.vec", SamplingKernel::split, "sampling_split_kernel<false,"},
+     sampling_rows::split(SamplingContract{sampling_rows::kAll}), sampling_rows::kSplitSemantics,
+     sampling_rows::kSplitEvidence, "sampling.block.vec", SamplingKernel::split, "sampling_split_kernel<false,"},
     {"sampling.block.vec", "one block per row, 16-byte loads; histogram cut + shared-memory resolve", 0, nullptr,
      sampling_rows::vectorised(), {}, sampling_rows::kEvidence, "sampling.block", SamplingKernel::block_vec,
      "sampling_block_kernel<true,"},

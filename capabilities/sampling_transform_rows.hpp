@@ -6,14 +6,22 @@
 
 namespace dcukern::capabilities {
 
+namespace transform_rows {
+constexpr const char* kEvidence =
+    "tests/host/sampling_transform_test.cpp; tests/device/sampling_transform_device_test.cu (sm_90, H200, at "
+    "be56614, memcheck clean); AMD: compile only";
+}  // namespace transform_rows
+
 using TransformRow = CapabilityRow<SamplingContract, TransformKernel>;
 
 inline constexpr TransformRow kTransformRows[] = {
     {"sampling.transform.block.vec", "one block per row, 16-byte loads; histogram cut (top-k / top-p) + write pass",
-     0, nullptr, sampling_rows::vectorised(), {}, nullptr, "sampling.transform.block", TransformKernel::block_vec,
+     0, nullptr, sampling_rows::vectorised(), {}, transform_rows::kEvidence, "sampling.transform.block",
+     TransformKernel::block_vec,
      "sampling_transform_kernel<true,"},
     {"sampling.transform.block", "any valid call: one block per row, scalar loads", 0, nullptr,
-     SamplingContract{sampling_rows::kAll}, {}, nullptr, "none (accepts every valid call)", TransformKernel::block,
+     SamplingContract{sampling_rows::kAll}, {}, transform_rows::kEvidence, "none (accepts every valid call)",
+     TransformKernel::block,
      "sampling_transform_kernel<false,"},
 };
 

@@ -9,6 +9,7 @@
 #include "dcukern/gdn/select.hpp"
 #include "dcukern/gemv/select.hpp"
 #include "dcukern/sampling/select.hpp"
+#include "dcukern/sampling/transform_select.hpp"
 #include "dcukern/registry/resolve.hpp"
 #include "dcukern/registry/select.hpp"
 
@@ -53,6 +54,7 @@ inline void print_all_rows(const TargetInfo& target, bool this_build) {
   print_rows<GdnOp>("gdn recurrent update", target, this_build);
   print_rows<Conv1dOp>("causal conv1d update", target, this_build);
   print_rows<SamplingOp>("sampling", target, this_build);
+  print_rows<TransformOp>("sampling transforms", target, this_build);
   print_rows<AttentionOp>("paged-KV decode attention", target, this_build);
 }
 
@@ -77,6 +79,7 @@ inline void print_all_matrices() {
   print_matrix<GdnOp>("gdn recurrent update");
   print_matrix<Conv1dOp>("causal conv1d update");
   print_matrix<SamplingOp>("sampling");
+  print_matrix<TransformOp>("sampling transforms");
   print_matrix<AttentionOp>("paged-KV decode attention");
 }
 

@@ -7,8 +7,9 @@
 //  - greedy = argmax (lowest index on ties); invalid rows; k > V; V of odd sizes up to 262144, B = 1024;
 //    per-row device parameters; same seed -> same bits; offsets -> independent streams; graph replay
 //    advances the device offset; a rejected call writes nothing.
-//  - every case runs the automatically selected row and the split row pinned (sampling.split.vec where
-//    the shape allows 16-byte loads, else sampling.split), with a workspace.
+//  - every case runs the row automatic selection picks without a workspace (a one-block row) and the
+//    split row pinned (sampling.split.vec where the shape allows 16-byte loads, else sampling.split),
+//    with a workspace.
 // DCUKERN_TEST_QUICK=1 (compute-sanitizer runs): few draws, only the hard checks.
 #include <algorithm>
 #include <cmath>
@@ -80,15 +81,17 @@ const char* split_row(const Batch& lb) {
   const int64_t eb = dtype_bytes(lb.dt);
   return (lb.v * eb) % 16 == 0 && (lb.ld * eb) % 16 == 0 ? "sampling.split.vec" : "sampling.split";
 }
-const char* const kAutoRow = nullptr;
+const char* const kAutoRow = nullptr;  // automatic selection without a workspace: a one-block row
 
-// A workspace for calls of the batch's shape. sample() pins `row` (nullptr: automatic selection); a
-// pinned split row is forced for the call, so that it runs whether or not it has device evidence yet.
+// A workspace for calls of the batch's shape. sample() pins `row` and passes the workspace; kAutoRow:
+// automatic selection without the workspace. A pinned split row is forced for the call, so that it
+// runs whether or not it has device evidence.
 struct Workspace {
   DeviceBuffer<uint8_t> d;
   explicit Workspace(size_t bytes) : d(bytes) {}
   Status sample(const SamplingParams& p, stream_t stream, const char* row) {
-    const bool force = row && std::string(row).rfind("sampling.split", 0) == 0;
+    if (!row) return dcukern::sample(p, stream);
+    const bool force = std::string(row).rfind("sampling.split", 0) == 0;
     if (force) Overrides::instance().force(row);
     const Status s = dcukern::sample(p, d.get(), d.size(), stream, SamplingOptions{row});
     if (force) Overrides::instance().unforce(row);

@@ -171,11 +171,16 @@ TEST_CASE("sampling rows: vector row for aligned rows, generic fallback otherwis
   CHECK(check_sampling_row(p, t, "sampling.nope", &row).code() == StatusCode::invalid_argument);
 }
 
-TEST_CASE("sampling split rows: need a workspace, pinned only when forced until they have evidence") {
+TEST_CASE("sampling split rows: chosen when a workspace is given; without one a one-block row runs") {
   const TargetInfo& t = *resolve_target("sm_90").info;
   const capabilities::SamplingRow* row = nullptr;
   const SamplingParams p = valid_params();
-  Overrides::instance().force("sampling.split.vec");
+  REQUIRE(select_sampling(p, t, &row, nullptr, true).ok());
+  CHECK(std::string(row->id) == "sampling.split.vec");
+  SamplingParams odd = valid_params(4, 1001);
+  odd.logits.row_stride = 1001;
+  REQUIRE(select_sampling(odd, t, &row, nullptr, true).ok());
+  CHECK(std::string(row->id) == "sampling.split");
   CHECK(check_sampling_row(p, t, "sampling.split.vec", &row).code() == StatusCode::unsupported);
   REQUIRE(check_sampling_row(p, t, "sampling.split.vec", &row, true).ok());
   CHECK(row->kernel == SamplingKernel::split_vec);
@@ -185,7 +190,6 @@ TEST_CASE("sampling split rows: need a workspace, pinned only when forced until 
   REQUIRE(select_sampling(p, t, &row, &why).ok());  // no workspace: a one-block row
   CHECK(std::string(row->id) == "sampling.block.vec");
   CHECK(why.to_string().find("needs a workspace") != std::string::npos);
-  Overrides::instance().unforce("sampling.split.vec");
   // Kernel symbols tell the variants apart (ISA audit): no row's fragment is inside another's.
   for (const auto& a : SamplingOp::rows())
     for (const auto& b : SamplingOp::rows())

@@ -98,18 +98,14 @@ TEST_CASE("transform validation: every invalid input gets a readable error namin
   expect(RowTransform::softmax, p, StatusCode::invalid_argument, "batch B = 0");
 }
 
-TEST_CASE("transform rows: need evidence or forcing; vector row for aligned rows, scalar otherwise") {
+TEST_CASE("transform rows: vector row for aligned rows, scalar otherwise") {
   const TargetInfo& t = *resolve_target("sm_90").info;
   const capabilities::TransformRow* row = nullptr;
   for (const auto& r : TransformOp::rows()) CHECK(has_all(r.isa_needs, transform_kernel_isa(r.kernel)));
-  Overrides::instance().force("sampling.transform.block.vec");
-  Overrides::instance().force("sampling.transform.block");
   REQUIRE(select_row_transform(RowTransform::softmax, tparams(), t, nullptr, &row).ok());
   CHECK(std::string(row->id) == "sampling.transform.block.vec");
   RowTransformParams p = tparams();
   p.in.data = reinterpret_cast<const char*>(in_buf) + 4;
   REQUIRE(select_row_transform(RowTransform::softmax, p, t, nullptr, &row).ok());
   CHECK(std::string(row->id) == "sampling.transform.block");
-  Overrides::instance().unforce("sampling.transform.block.vec");
-  Overrides::instance().unforce("sampling.transform.block");
 }
