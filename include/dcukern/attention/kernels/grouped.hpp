@@ -47,13 +47,14 @@ __global__ void __launch_bounds__(kAttnThreads) attention_grouped_kernel(AttnArg
     for (int e = 0; e < 8; ++e) acc[g][e] = 0.f;
   }
 
-  for (int base = qt.blk_lo; base < qt.blk_hi; base += kSlots * kUnroll) {
+  for (int64_t base = qt.blk_lo; base < qt.blk_hi; base += kSlots * kUnroll) {  // 64-bit: no wrap near 2^31
     KvVec<KVT> kr[kUnroll], vr[kUnroll];
     int j[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      j[u] = base + u * kSlots + slot;
-      if (j[u] < qt.blk_hi && lane_active) {
+      const int64_t key = base + u * kSlots + slot;
+      j[u] = key < qt.blk_hi ? static_cast<int>(key) : qt.blk_hi;  // past the end: masked by every row
+      if (key < qt.blk_hi && lane_active) {
         const int64_t off = kv_offset_fast(a, tb.b, tb.hk, j[u]) + d0;
         kr[u].load(a.k, off);
         vr[u].load(a.v, off);

@@ -115,10 +115,10 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   for (int u = 0; u < kSteps; ++u) o[u][0] = o[u][1] = o[u][2] = o[u][3] = 0.f;
   float m = neg_inf(), l = 0.f;  // row g: running max (base 2), this lane's share of the sum
 
-  for (int base = qt.blk_lo + 16 * warp; base < qt.blk_hi; base += 16 * kWarps) {
+  for (int64_t base64 = qt.blk_lo + 16 * warp; base64 < qt.blk_hi; base64 += 16 * kWarps) {  // 64-bit: no wrap
     // Lane i < 16 finds key base + i in the pools; every lane then takes the offsets of its keys.
-    const int mine = base + (lane & 15);
-    const int64_t my_off = mine < qt.blk_hi ? kv_offset_fast(a, tb.b, tb.hk, mine) : -1;
+    const int64_t mine = base64 + (lane & 15);
+    const int64_t my_off = mine < qt.blk_hi ? kv_offset_fast(a, tb.b, tb.hk, static_cast<int>(mine)) : -1;
     auto off_of = [&](int key) { return __shfl_sync(0xffffffffu, my_off, key); };
     KvVec<KVT> kv[2][kKVecs], vv[4][kVVecs];
 #pragma unroll
@@ -164,7 +164,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     for (int t = 0; t < 2; ++t)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        x[t][e] = tile_logit(a, row, sc[t][e], base + 8 * t + 2 * c + e);
+        const int64_t key = base64 + 8 * t + 2 * c + e;
+        x[t][e] = tile_logit(a, row, sc[t][e], key < qt.blk_hi ? static_cast<int>(key) : qt.blk_hi);
         mx = x[t][e] > mx ? x[t][e] : mx;
       }
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));

@@ -64,6 +64,7 @@ struct QueryTile {
         blk_hi = hi[g] > blk_hi ? hi[g] : blk_hi;
       }
     }
+    if (blk_hi == 0) blk_lo = 0;  // no row has a key here (empty chunk, context 0): an empty range
   }
   // Row g (compile-time or not) without indexing the arrays dynamically (they stay in registers).
   __device__ __forceinline__ TileRow row(int g) const {
