@@ -3,8 +3,8 @@
 // largest B and V it will use; the op zeroes the per-row counters itself at the start of every call, so
 // the contents never need initialising and a captured graph replays correctly.
 //
-// Per row r (tiles = ceil(V / kSplitTile)):
-//   done                 rows finished (the last one advances the device offset)
+// Regions (tiles = ceil(V / kSplitTile) per row):
+//   sync[-1].scanned     rows finished (the last one advances the device offset; zeroed per call)
 //   sync[r]              ticket counters of the two passes and the candidate counter (zeroed per call)
 //   plan[r]              pass 1's verdict for the row (mode, cut bin, candidate count, largest sort key)
 //   header[r][tile]      one tile's largest sort key, top value bin, stored window length, flags
