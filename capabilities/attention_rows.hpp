@@ -2,9 +2,11 @@
 // yet), then the rows below, top to bottom.
 //
 // NO ROW HAS DEVICE EVIDENCE YET: every `evidence` is nullptr, so the registry never selects these rows
-// unless forced (DCUKERN_FORCE=attention.row or Overrides::instance().force(id)). They were written,
-// compiled (nvcc sm_90; hipcc gfx906 gfx908 gfx90a gfx940 gfx1030 gfx1100) and host-tested only; a GPU
-// session fills `evidence` after tests/device/attention_device_test.cu passes on the H200.
+// unless forced (DCUKERN_FORCE=attention.grouped_split or Overrides::instance().force(id)). On the H200
+// (capabilities/evidence/attention-sm_90.json): the full device suite passed with the row, split_kv and
+// grouped rows at 9cd0e42 (the grouped kernel was refactored since, untested); the mma rows were
+// benchmarked, and their tests stopped on an empty-chunk bug that is fixed but not re-run. A GPU session
+// fills `evidence` once tests/device/attention_device_test.cu passes at the shipped code.
 #pragma once
 #include "dcukern/attention/kernel_id.hpp"
 #include "dcukern/attention/params.hpp"
@@ -32,33 +34,33 @@ inline constexpr AttentionRow kAttentionRows[] = {
     {"attention.mma_split",
      "NVIDIA tensor cores (mma.sync): S = Q K^T and O^T += V^T P^T per 16 keys for the query rows sharing a "
      "KV head (up to 8), fragments filled by 16-byte loads; split-KV by the plan with an LSE merge (one "
-     "chunk: no merge). UNTESTED ON A GPU (evidence nullptr): selected only when forced",
+     "chunk: no merge). No evidence yet: selected only when forced",
      features(Feature::nv_mma_f16), nullptr, attention_rows::any_call(true, true), Semantics{true, true, false},
      nullptr, "attention.grouped_split", AttentionKernel::mma_split, "attention_mma_kernel<"},
     {"attention.mma",
      "NVIDIA tensor cores (mma.sync) for the query rows sharing a KV head, one block per (query tile, KV "
-     "head, sequence), no workspace. UNTESTED ON A GPU (evidence nullptr): selected only when forced",
+     "head, sequence), no workspace. No evidence yet: selected only when forced",
      features(Feature::nv_mma_f16), nullptr, attention_rows::any_call(false, true), Semantics{true, false, false},
      nullptr, "attention.grouped", AttentionKernel::mma, "attention_mma_kernel<"},
     {"attention.grouped_split",
      "the query rows sharing a KV head (up to 8: GQA group x tokens) read each K/V vector once, 16-byte "
      "loads, online softmax per key slot; split-KV by the plan with an LSE merge (one chunk: no merge). "
-     "UNTESTED ON A GPU (evidence nullptr): selected only when forced",
+     "No evidence yet: selected only when forced",
      0, nullptr, attention_rows::any_call(true, true), Semantics{true, true, false}, nullptr,
      "attention.grouped, then attention.split_kv", AttentionKernel::grouped_split, "attention_grouped_kernel<"},
     {"attention.grouped",
      "the query rows sharing a KV head read each K/V vector once, 16-byte loads, one block per (query "
-     "tile, KV head, sequence), no workspace. UNTESTED ON A GPU (evidence nullptr): selected only when forced",
+     "tile, KV head, sequence), no workspace. No evidence yet: selected only when forced",
      0, nullptr, attention_rows::any_call(false, true), Semantics{true, false, false}, nullptr, "attention.row",
      AttentionKernel::grouped, "attention_grouped_kernel<"},
     {"attention.split_kv",
      "flash-decoding: blocks per (query row, KV chunk) write fp32 partials, an LSE merge kernel combines "
-     "them; any D<=256, page size, GQA ratio. UNTESTED ON A GPU (evidence nullptr): selected only when forced",
+     "them; any D<=256, page size, GQA ratio. No evidence yet: selected only when forced",
      0, nullptr, attention_rows::any_call(true), Semantics{true, true, false}, nullptr, "attention.row",
      AttentionKernel::split_kv, "attention_merge_kernel<"},
     {"attention.row",
      "one block per query row over all its keys, warps split the keys, online softmax; any D<=256, page "
-     "size, GQA ratio. UNTESTED ON A GPU (evidence nullptr): selected only when forced",
+     "size, GQA ratio. No evidence yet: selected only when forced",
      0, nullptr, attention_rows::any_call(false), Semantics{true, false, false}, nullptr,
      "none (accepts every valid call)", AttentionKernel::row, "attention_row_kernel<"},
 };
