@@ -1,11 +1,12 @@
 // Paged-KV decode attention benchmark (issue 3): B in {1, 8, 32, 64, 128} x context in {512, 4096, 32768};
-// heads (Hq/Hkv/D) 32/8/128 and 24/4/256; page size 16 and 544; bf16 KV and fp8 e4m3 KV; q/o bf16; the
-// attention.grouped_split row, forced (the per-row fallback rows run at a few % of bandwidth and would
-// take minutes over this grid). Pages are scattered
-// through the pool (deterministic shuffle); pools rotate through > 4x L2 where they are smaller (HBM-cold);
-// time from CUDA-graph replay. Counters: us per call, GB/s of KV bytes read, % of the read bandwidth
-// measured in this run. Targets: >= 85 % where B x context >= 128K, >= 70 % at B = 1, context 32768;
-// page size 544 within 10 % of page size 16.
+// heads (Hq/Hkv/D) 32/8/128 and 24/4/256; page size 16 and 544; bf16 KV and fp8 e4m3 KV; q/o bf16; rows
+// attention.mma_split and attention.grouped_split, forced (no attention row has evidence yet; the per-row
+// fallback rows run at a few % of bandwidth and would take minutes over this grid). Then a sweep of the
+// split plan's block target (blocks_per_cu 16 and 64) for attention.mma_split at context 32768. Pages are
+// scattered through the pool (deterministic shuffle); pools rotate through > 4x L2 where they are smaller
+// (HBM-cold); time from CUDA-graph replay. Counters: us per call, GB/s of KV bytes read, % of the read
+// bandwidth measured in this run. Targets: >= 85 % where B x context >= 128K, >= 70 % at B = 1, context
+// 32768; page size 544 within 10 % of page size 16.
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -100,13 +101,17 @@ struct AttnBuffers {
   double kv_bytes() const { return 2.0 * double(batch) * ctx * hd.hkv * hd.d * dtype_bytes(kvt); }
 };
 
-void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, DType kvt, const char* row) {
+void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, DType kvt, const char* row,
+                     int blocks_per_cu) {
   Overrides::instance().force(row);
   AttnBuffers b(h, batch, ctx, ps, kvt);
-  b.ws_bytes = attention_workspace_bytes(b.params(0));
+  AttentionPlanOptions plan;
+  plan.blocks_per_cu = blocks_per_cu;
+  b.ws_bytes = attention_workspace_bytes(b.params(0), plan);
   if (b.ws_bytes) BENCH_RT(cudaMalloc(&b.ws, b.ws_bytes));
   AttentionOptions opt;
   opt.row = row;
+  opt.plan = plan;
   if (Status e = attention(b.params(0), b.ws, b.ws_bytes, nullptr, opt); !e.ok()) {
     Overrides::instance().unforce(row);
     st.SkipWithError(e.to_string().c_str());
@@ -140,8 +145,19 @@ void register_all() {
               const std::string name = "attention/" + std::to_string(h.hq) + "x" + std::to_string(h.hkv) + "x" +
                                        std::to_string(h.d) + "/" + dtype_name(kvt) + "/ps" + std::to_string(ps) + "/B" +
                                        std::to_string(batch) + "/ctx" + std::to_string(ctx) + "/" + row;
-              add(name, bench_attention, h, batch, ctx, ps, kvt, row);
+              add(name, bench_attention, h, batch, ctx, ps, kvt, row, 0);
             }
+  // The plan's block target (blocks_per_cu; default 4): the tensor-core row at page size 16 and the longest
+  // context, where the unsplit grid leaves a partial last wave (B = 128) or B = 1 needs many chunks.
+  for (const Heads& h : kHeads)
+    for (DType kvt : {DType::bf16, DType::fp8_e4m3})
+      for (int batch : {1, 32, 128})
+        for (int bpc : {16, 64}) {
+          const std::string name = "attention/" + std::to_string(h.hq) + "x" + std::to_string(h.hkv) + "x" +
+                                   std::to_string(h.d) + "/" + dtype_name(kvt) + "/ps16/B" + std::to_string(batch) +
+                                   "/ctx32768/attention.mma_split/bpc" + std::to_string(bpc);
+          add(name, bench_attention, h, batch, 32768, 16, kvt, "attention.mma_split", bpc);
+        }
 }
 
 }  // namespace

@@ -26,7 +26,10 @@ def main():
         for b in raw["benchmarks"]:
             if b.get("error_occurred"):
                 continue
-            _, heads, kv, ps, batch, ctx, row = b["run_name"].split("/")[:7]
+            parts = b["run_name"].split("/")
+            _, heads, kv, ps, batch, ctx, row = parts[:7]
+            if len(parts) > 7 and parts[7].startswith("bpc"):  # plan variant: its own row label
+                row += "/" + parts[7]
             results.append({"heads": heads, "kv": kv, "page_size": int(ps[2:]), "B": int(batch[1:]),
                             "context": int(ctx[3:]), "row": row, "us": round(b["us"], 2),
                             "GBps": round(b["GBps"], 1), "pct_read_bw": round(b["pct_read_bw"], 1)})

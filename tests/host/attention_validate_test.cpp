@@ -127,6 +127,20 @@ TEST_CASE("attention: split-KV plan and workspace bound") {
   CHECK(plan_attention(c, 132, fixed, &plan).code() == StatusCode::unsupported);
   fixed.fixed_chunk_size = -3;
   CHECK(plan_attention(c, 132, fixed, &plan).code() == StatusCode::invalid_argument);
+  // blocks_per_cu: more blocks aimed at, more chunks (never below kAttnMinChunk positions); < 0 rejected.
+  {
+    AttentionCall one = c;
+    one.batch = 1, one.num_q_heads = 8, one.max_context = 1 << 20;
+    AttentionPlan base, dense;
+    AttentionPlanOptions more;
+    more.blocks_per_cu = 16;
+    REQUIRE(plan_attention(one, 132, {}, &base).ok());
+    REQUIRE(plan_attention(one, 132, more, &dense).ok());
+    CHECK(dense.num_chunks > base.num_chunks);
+    CHECK(dense.chunk_size >= kAttnMinChunk);
+    more.blocks_per_cu = -1;
+    CHECK(plan_attention(one, 132, more, &dense).code() == StatusCode::invalid_argument);
+  }
   // force_split splits a short context too.
   c.batch = 64, c.num_q_heads = 32, c.max_context = 100;
   AttentionPlanOptions force;

@@ -20,6 +20,8 @@ namespace dcukern {
 struct AttentionPlanOptions {
   int64_t fixed_chunk_size = 0;  // > 0: chunks of exactly this many positions (batch-invariant bits)
   bool force_split = false;      // split even where there are enough query rows to fill the device
+  int blocks_per_cu = 0;         // automatic plans: blocks aimed at per compute unit (0: kAttnBlocksPerCu);
+                                 // more blocks than resident slots shrink the last wave's idle share
 };
 
 struct AttentionPlan {
@@ -51,10 +53,11 @@ inline Status plan_attention(const AttentionCall& c, int compute_units, const At
   AttentionPlan p;
   p.rows = rows;
   if (opt.fixed_chunk_size < 0) return Status::invalid("attention: fixed_chunk_size must be >= 0");
+  if (opt.blocks_per_cu < 0) return Status::invalid("attention: blocks_per_cu must be >= 0");
   if (opt.fixed_chunk_size > 0) {
     p.chunk_size = opt.fixed_chunk_size;
   } else {
-    const int64_t target = int64_t(kAttnBlocksPerCu) * std::max(compute_units, 1);
+    const int64_t target = int64_t(opt.blocks_per_cu ? opt.blocks_per_cu : kAttnBlocksPerCu) * std::max(compute_units, 1);
     int64_t wanted = units >= target && !opt.force_split ? 1 : (target + units - 1) / units;
     if (opt.force_split) wanted = std::max<int64_t>(wanted, 2);
     int64_t size = (ctx + wanted - 1) / wanted;
