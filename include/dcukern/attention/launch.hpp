@@ -63,6 +63,20 @@ Status launch_grouped(int tile, const AttnArgs& a, int64_t blocks, stream_t s) {
   return launch_grouped_dim<KVT, 256>(tile, a, n, s);
 }
 
+#if DCUKERN_PLATFORM_CUDA
+// The tensor-core kernel for the call's head_dim bound; `prefetch`: the variant that loads one group ahead.
+template <DType KVT>
+Status launch_mma(bool prefetch, const AttnArgs& a, int64_t blocks, stream_t s) {
+  if (blocks > kAttnMaxGridBlocks) return Status::unsupported("attention: more than 2^31 - 1 blocks");
+  const unsigned n = static_cast<unsigned>(blocks);
+  auto go = [&](auto kernel) { kernel<<<n, kAttnThreads, 0, s>>>(a); };
+  if (a.head_dim <= 64) prefetch ? go(attention_mma_kernel<KVT, 64, true>) : go(attention_mma_kernel<KVT, 64, false>);
+  else if (a.head_dim <= 128) prefetch ? go(attention_mma_kernel<KVT, 128, true>) : go(attention_mma_kernel<KVT, 128, false>);
+  else go(attention_mma_kernel<KVT, 256, false>);  // 256: no registers for a second group in flight
+  return Status::success();
+}
+#endif
+
 // Split rows run unsplit when the plan has one chunk and no fixed chunk size (a.part_o == nullptr).
 template <DType QT, DType KVT>
 Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t rows, stream_t s) {
@@ -81,13 +95,10 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
     }
 #if DCUKERN_PLATFORM_CUDA
     case AttentionKernel::mma:
-    case AttentionKernel::mma_split: {
+    case AttentionKernel::mma_split:
+    case AttentionKernel::mma_split_prefetch: {
       const int64_t blocks = rows / (int64_t(a.tokens) * a.hq) * a.num_kv_heads * a.q_tiles * a.num_chunks;
-      if (blocks > kAttnMaxGridBlocks) return Status::unsupported("attention: more than 2^31 - 1 blocks");
-      const unsigned n = static_cast<unsigned>(blocks);
-      if (a.head_dim <= 64) attention_mma_kernel<KVT, 64><<<n, kAttnThreads, 0, s>>>(a);
-      else if (a.head_dim <= 128) attention_mma_kernel<KVT, 128><<<n, kAttnThreads, 0, s>>>(a);
-      else attention_mma_kernel<KVT, 256><<<n, kAttnThreads, 0, s>>>(a);
+      if (Status st = launch_mma<KVT>(kernel == AttentionKernel::mma_split_prefetch, a, blocks, s); !st.ok()) return st;
       break;
     }
 #endif

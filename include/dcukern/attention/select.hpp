@@ -19,7 +19,7 @@ struct AttentionOp {
   // a device build of the target).
   static constexpr bool compiled_in(AttentionKernel k) {
 #if DCUKERN_PLATFORM_HIP
-    return k != AttentionKernel::mma && k != AttentionKernel::mma_split;
+    return attention_kernel_isa(k) == 0;
 #else
     (void)k;
     return true;

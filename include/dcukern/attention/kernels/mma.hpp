@@ -13,6 +13,7 @@
 // q enters as a hi + lo pair of that type (two MMAs) so the logits keep fp32-like precision; P is
 // rounded to the MMA type and the softmax sum adds the rounded values, so P's rounding cancels in o.
 // Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
+// kPrefetch (head_dim <= 128): a warp issues its next group's loads before the current group's math.
 #pragma once
 #include "dcukern/attention/kernels/kv_vec.hpp"
 #include "dcukern/attention/kernels/query_tile.hpp"
@@ -64,7 +65,7 @@ __device__ __forceinline__ void quad_of_key(const KvVec<KVT>& x, int s, uint32_t
 }
 #endif
 
-template <DType KVT, int kDim>
+template <DType KVT, int kDim, bool kPrefetch>
 __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
   constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
@@ -115,35 +116,41 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   for (int u = 0; u < kSteps; ++u) o[u][0] = o[u][1] = o[u][2] = o[u][3] = 0.f;
   float m = neg_inf(), l = 0.f;  // row g: running max (base 2), this lane's share of the sum
 
-  for (int64_t base64 = qt.blk_lo + 16 * warp; base64 < qt.blk_hi; base64 += 16 * kWarps) {  // 64-bit: no wrap
-    // Lane i < 16 finds key base + i in the pools; every lane then takes the offsets of its keys.
-    const int64_t mine = base64 + (lane & 15);
-    const int64_t my_off = mine < qt.blk_hi ? kv_offset_fast(a, tb.b, tb.hk, static_cast<int>(mine)) : -1;
-    auto off_of = [&](int key) { return __shfl_sync(0xffffffffu, my_off, key); };
-    KvVec<KVT> kv[2][kKVecs], vv[4][kVVecs];
+  // A group: 16 keys from `base`. Lane i finds key base + i % 16 in the pools; every lane then takes the
+  // offsets of its keys from those lanes (K: keys g and g + 8; V: keys 2c, 2c + 1, 2c + 8, 2c + 9).
+  struct Group {
+    int64_t base, my_off;
+    KvVec<KVT> k[2][kKVecs], v[4][kVVecs];
+  };
+  auto load_v = [&](Group& gr) {
 #pragma unroll
-    for (int t = 0; t < 2; ++t) {
-      const int64_t off = off_of(8 * t + g);
+    for (int r = 0; r < 4; ++r) {
+      const int64_t off = __shfl_sync(0xffffffffu, gr.my_off, 2 * c + (r & 1) + 8 * (r >> 1));
 #pragma unroll
-      for (int i = 0; i < kKVecs; ++i) {
-        if (off >= 0 && c * (kDim / 4) + 8 * i < a.head_dim) kv[t][i].load(a.k, off + c * (kDim / 4) + 8 * i);
-        else kv[t][i].zero();
+      for (int i = 0; i < kVVecs; ++i) {
+        if (off >= 0 && g * (kDim / 8) + 8 * i < a.head_dim) gr.v[r][i].load(a.v, off + g * (kDim / 8) + 8 * i);
+        else gr.v[r][i].zero();
       }
     }
-    auto load_v = [&] {
+  };
+  // Issues the group's loads: K, and V too up to head_dim 128 (at 256 V waits for S: K's registers).
+  auto start_group = [&](Group& gr, int64_t base) {
+    gr.base = base;
+    const int64_t mine = base + (lane & 15);
+    gr.my_off = mine < qt.blk_hi ? kv_offset_fast(a, tb.b, tb.hk, static_cast<int>(mine)) : -1;
 #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int64_t off = off_of(2 * c + (r & 1) + 8 * (r >> 1));
+    for (int t = 0; t < 2; ++t) {
+      const int64_t off = __shfl_sync(0xffffffffu, gr.my_off, 8 * t + g);
 #pragma unroll
-        for (int i = 0; i < kVVecs; ++i) {
-          if (off >= 0 && g * (kDim / 8) + 8 * i < a.head_dim) vv[r][i].load(a.v, off + g * (kDim / 8) + 8 * i);
-          else vv[r][i].zero();
-        }
+      for (int i = 0; i < kKVecs; ++i) {
+        if (off >= 0 && c * (kDim / 4) + 8 * i < a.head_dim) gr.k[t][i].load(a.k, off + c * (kDim / 4) + 8 * i);
+        else gr.k[t][i].zero();
       }
-    };
-    // V in flight with K up to head_dim 128; at 256 after S (K's registers are free again by then).
-    if constexpr (kDim <= 128) load_v();
-
+    }
+    if constexpr (kDim <= 128) load_v(gr);
+  };
+  // S, the online softmax and O^T += V^T P^T for one group.
+  auto finish_group = [&](Group& gr) {
     // S = Q K^T for the two 8-key tiles; this lane gets row g, keys 8t + 2c + {0, 1}.
     float sc[2][4] = {};
 #pragma unroll
@@ -152,19 +159,19 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
 #pragma unroll
       for (int t = 0; t < 2; ++t) {
         uint32_t b0, b1;
-        quad_of_key(kv[t][s / 2], s % 2, b0, b1);
+        quad_of_key(gr.k[t][s / 2], s % 2, b0, b1);
         mma_16816<MT>(sc[t], qf.x, 0u, qf.y, 0u, b0, b1);
         mma_16816<MT>(sc[t], qf.z, 0u, qf.w, 0u, b0, b1);
       }
     }
-    if constexpr (kDim > 128) load_v();
+    if constexpr (kDim > 128) load_v(gr);
     // Online softmax for row g over the 16 keys (the 4 lanes of a row share max and rescale).
     float x[2][2], mx = m;
 #pragma unroll
     for (int t = 0; t < 2; ++t)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int64_t key = base64 + 8 * t + 2 * c + e;
+        const int64_t key = gr.base + 8 * t + 2 * c + e;
         x[t][e] = tile_logit(a, row, sc[t][e], key < qt.blk_hi ? static_cast<int>(key) : qt.blk_hi);
         mx = x[t][e] > mx ? x[t][e] : mx;
       }
@@ -192,9 +199,31 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       o[u][0] *= corr0, o[u][2] *= corr0;
       o[u][1] *= corr1, o[u][3] *= corr1;
       const int e = (2 * u) % 8, i = (2 * u) / 8;
-      const uint32_t a0 = pair_across_keys(vv[0][i], vv[1][i], e), a1 = pair_across_keys(vv[0][i], vv[1][i], e + 1);
-      const uint32_t a2 = pair_across_keys(vv[2][i], vv[3][i], e), a3 = pair_across_keys(vv[2][i], vv[3][i], e + 1);
+      const uint32_t a0 = pair_across_keys(gr.v[0][i], gr.v[1][i], e);
+      const uint32_t a1 = pair_across_keys(gr.v[0][i], gr.v[1][i], e + 1);
+      const uint32_t a2 = pair_across_keys(gr.v[2][i], gr.v[3][i], e);
+      const uint32_t a3 = pair_across_keys(gr.v[2][i], gr.v[3][i], e + 1);
       mma_16816<MT>(o[u], a0, a1, a2, a3, pb[0], pb[1]);
+    }
+  };
+
+  // The warps take groups in turn (64-bit positions: no wrap near 2^31). kPrefetch (head_dim <= 128):
+  // the next group's loads are issued before this group's math, so a warp always has a group in flight.
+  constexpr bool kAhead = kPrefetch && kDim <= 128;
+  constexpr int64_t kStride = 16 * kWarps;
+  Group cur;
+  int64_t base = qt.blk_lo + 16 * warp;
+  if (kAhead && base < qt.blk_hi) start_group(cur, base);
+  for (; base < qt.blk_hi; base += kStride) {
+    if constexpr (kAhead) {
+      Group next;
+      const bool more = base + kStride < qt.blk_hi;
+      if (more) start_group(next, base + kStride);
+      finish_group(cur);
+      if (more) cur = next;
+    } else {
+      start_group(cur, base);
+      finish_group(cur);
     }
   }
 
