@@ -9,9 +9,10 @@
 // straight into P^T's fragment. The head dim is permuted (a dot product and the output's element order
 // are ours to choose) so that every fragment is filled from whole 16-byte loads: lane (g, c) reads
 // elements [c D/4, (c+1) D/4) of keys g and g+8 for K, and [g D/8, (g+1) D/8) of keys 2c, 2c+1, 2c+8,
-// 2c+9 for V. MMA inputs are bf16 for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16, times 2^-8);
-// q enters as a hi + lo pair of that type (two MMAs) so the logits keep fp32-like precision; P is
-// rounded to the MMA type and the softmax sum adds the rounded values, so P's rounding cancels in o.
+// 2c+9 for V. MMA inputs are bf16 for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16 times 2^-8,
+// undone on S and on the output); q enters as a hi + lo pair of that type (two MMAs) so the logits keep
+// fp32-like precision; P is rounded to the MMA type and the softmax sum adds the rounded values, so P's
+// rounding cancels in o.
 // Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
 // kPrefetch (head_dim <= 128): a warp issues its next group's loads before the current group's math.
 #pragma once
@@ -91,7 +92,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   for (int i = static_cast<int>(threadIdx.x); i < kSteps * 32; i += kAttnThreads) {
     const int s = i / 32, qg = (i % 32) / 4, qc = i % 4;
     const TileRow qr = qt.row(qg);
-    const float qs = q_prescale(a, kFp8 ? a.k_scale * kFp8Rescale : 1.f);
+    const float qs = q_prescale(a, kFp8 ? a.k_scale : 1.f);  // fp8's 2^8 goes on S (f16 q keeps its range)
     uint32_t w[4];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -172,7 +173,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int64_t key = gr.base + 8 * t + 2 * c + e;
-        x[t][e] = tile_logit(a, row, sc[t][e], key < qt.blk_hi ? static_cast<int>(key) : qt.blk_hi);
+        const float dot = kFp8 ? sc[t][e] * kFp8Rescale : sc[t][e];
+        x[t][e] = tile_logit(a, row, dot, key < qt.blk_hi ? static_cast<int>(key) : qt.blk_hi);
         mx = x[t][e] > mx ? x[t][e] : mx;
       }
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
