@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turn attention_bench's Google Benchmark JSON files into a capability evidence file.
 
-    bench/attention_evidence.py run1.json [run2.json ...] --commit SHA --row attention.mma_split \
+    bench/make_attention_evidence.py run1.json [run2.json ...] --commit SHA --row attention.mma_split \
         --note-file notes.json > capabilities/evidence/attention-sm_90.json
 
 Records every measurement and checks the issue's speed requirements for the row given by --row:
