@@ -8,7 +8,8 @@
 // No allocation, no host synchronisation: capturable in a HIP/CUDA graph (the plan reads host values
 // only). On any error nothing is launched and o / lse are untouched.
 // NOTE: no attention row has device evidence yet, so none is selected unless forced (DCUKERN_FORCE, or
-// AttentionOptions::row).
+// AttentionOptions::row): attention.mma_split is the fastest on NVIDIA, attention.grouped_split the
+// fastest portable row (capabilities/evidence/attention-sm_90.json).
 #pragma once
 #include "dcukern/attention/launch.hpp"
 
