@@ -42,6 +42,12 @@ inline AttnArgs make_args(const AttentionParams& p) {
   return a;
 }
 
+// Blocks of a query-tile kernel: (query tile, KV head, chunk, sequence); 0 when over the grid limit.
+inline unsigned tile_grid_blocks(const AttnArgs& a, int64_t rows) {
+  const int64_t blocks = rows / (int64_t(a.tokens) * a.hq) * a.num_kv_heads * a.q_tiles * a.num_chunks;
+  return blocks > kAttnMaxGridBlocks ? 0u : static_cast<unsigned>(blocks);
+}
+
 // The grouped kernel for the call's head_dim bound and query tile (a.q_tiles set from attention_q_tiles).
 template <DType KVT, int kDim>
 Status launch_grouped_dim(int tile, const AttnArgs& a, unsigned blocks, stream_t s) {
@@ -55,9 +61,7 @@ Status launch_grouped_dim(int tile, const AttnArgs& a, unsigned blocks, stream_t
 }
 
 template <DType KVT>
-Status launch_grouped(int tile, const AttnArgs& a, int64_t blocks, stream_t s) {
-  if (blocks > kAttnMaxGridBlocks) return Status::unsupported("attention: more than 2^31 - 1 blocks");
-  const unsigned n = static_cast<unsigned>(blocks);
+Status launch_grouped(int tile, const AttnArgs& a, unsigned n, stream_t s) {
   if (a.head_dim <= 64) return launch_grouped_dim<KVT, 64>(tile, a, n, s);
   if (a.head_dim <= 128) return launch_grouped_dim<KVT, 128>(tile, a, n, s);
   return launch_grouped_dim<KVT, 256>(tile, a, n, s);
@@ -66,14 +70,11 @@ Status launch_grouped(int tile, const AttnArgs& a, int64_t blocks, stream_t s) {
 #if DCUKERN_PLATFORM_CUDA
 // The tensor-core kernel for the call's head_dim bound; `prefetch`: the variant that loads one group ahead.
 template <DType KVT>
-Status launch_mma(bool prefetch, const AttnArgs& a, int64_t blocks, stream_t s) {
-  if (blocks > kAttnMaxGridBlocks) return Status::unsupported("attention: more than 2^31 - 1 blocks");
-  const unsigned n = static_cast<unsigned>(blocks);
+void launch_mma(bool prefetch, const AttnArgs& a, unsigned n, stream_t s) {
   auto go = [&](auto kernel) { kernel<<<n, kAttnThreads, 0, s>>>(a); };
   if (a.head_dim <= 64) prefetch ? go(attention_mma_kernel<KVT, 64, true>) : go(attention_mma_kernel<KVT, 64, false>);
   else if (a.head_dim <= 128) prefetch ? go(attention_mma_kernel<KVT, 128, true>) : go(attention_mma_kernel<KVT, 128, false>);
   else go(attention_mma_kernel<KVT, 256, false>);  // 256: no registers for a second group in flight
-  return Status::success();
 }
 #endif
 
@@ -89,16 +90,18 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
       break;
     case AttentionKernel::grouped:
     case AttentionKernel::grouped_split: {
-      const int64_t blocks = rows / (int64_t(a.tokens) * a.hq) * a.num_kv_heads * a.q_tiles * a.num_chunks;
-      if (Status st = launch_grouped<KVT>(tile, a, blocks, s); !st.ok()) return st;
+      const unsigned n = tile_grid_blocks(a, rows);
+      if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
+      if (Status st = launch_grouped<KVT>(tile, a, n, s); !st.ok()) return st;
       break;
     }
 #if DCUKERN_PLATFORM_CUDA
     case AttentionKernel::mma:
     case AttentionKernel::mma_split:
     case AttentionKernel::mma_split_prefetch: {
-      const int64_t blocks = rows / (int64_t(a.tokens) * a.hq) * a.num_kv_heads * a.q_tiles * a.num_chunks;
-      if (Status st = launch_mma<KVT>(kernel == AttentionKernel::mma_split_prefetch, a, blocks, s); !st.ok()) return st;
+      const unsigned n = tile_grid_blocks(a, rows);
+      if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
+      launch_mma<KVT>(kernel == AttentionKernel::mma_split_prefetch, a, n, s);
       break;
     }
 #endif
