@@ -2,8 +2,8 @@
 // against the double host reference over head_dim {64, 96, 128, 256} x page size {1, 16, 64, 544} x GQA
 // ratio {1, 2, 4, 5, 6, 8, 16}, both pool layouts; ragged contexts 0..32768 in one batch; every option on
 // and off (scale, soft cap, window, ALiBi, sinks, LSE); fp8 e4m3 KV; 1..8 query tokens; split and unsplit
-// plans; fixed-chunk bits identical across batch compositions; graph capture + replay; rejected calls
-// write nothing. DCUKERN_TEST_QUICK=1 runs a smaller set (compute-sanitizer).
+// plans; fixed-chunk bits identical across batch compositions; pools over 2^31 elements; graph capture +
+// replay; rejected calls write nothing. DCUKERN_TEST_QUICK=1 runs a smaller set (compute-sanitizer).
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -213,6 +213,38 @@ TEST_CASE("attention: 1..8 query tokens per sequence, causal within them") {
     c.window_left = T == 5 ? 3 : -1;
     c.alibi = T == 8;
     run_and_check(c, rng);
+  }
+}
+
+TEST_CASE("attention: KV pools over 2^31 elements (pages past element 2^31, 64-bit offsets)") {
+  if (quick_mode()) return;  // two 2 GiB pools: not under the sanitizer
+  std::mt19937_64 rng(20);
+  AttnConfig c;
+  c.D = 128, c.hq = 8, c.hkv = 2, c.page_size = 16, c.kvt = DType::fp8_e4m3, c.k_scale = 0.05f, c.v_scale = 0.1f;
+  c.ctx = {300, 1000};
+  DeviceProblem pr(c, rng);
+  // The problem's pages moved past element 2^31 of pools that large (fp8: one byte per element).
+  const int64_t page_elems = int64_t(c.page_size) * c.hkv * c.D;
+  const int64_t shift = ((int64_t(1) << 31) + page_elems - 1) / page_elems + 1;
+  const size_t pool_bytes = size_t(shift + pr.h.num_pages) * size_t(page_elems);
+  DeviceBuffer<uint8_t> k(pool_bytes), v(pool_bytes);
+  k.upload_at(size_t(shift * page_elems), pr.h.k);
+  v.upload_at(size_t(shift * page_elems), pr.h.v);
+  std::vector<int32_t> table = pr.h.table;
+  for (int32_t& e : table)
+    if (e != 0x7fffffff) e += static_cast<int32_t>(shift);
+  DeviceBuffer<int32_t> big_table(upload(table));
+  AttentionParams p = pr.params();
+  p.kv.k = k.get(), p.kv.v = v.get(), p.kv.num_pages = shift + pr.h.num_pages;
+  p.block_table = big_table.get();
+  for (const char* id : kRows) {
+    pr.poison();
+    const std::string what = describe(c, id) + " pool of " + std::to_string(pool_bytes) + " elements";
+    INFO(what);
+    const Status s = run(pr, id, {}, &p);
+    INFO(s.to_string());
+    REQUIRE(s.ok());
+    check_against_reference(pr, what);
   }
 }
 

@@ -68,6 +68,12 @@ class DeviceBuffer {
   }
   T* get() const { return ptr_; }
   size_t size() const { return count_; }
+  // Elements [offset, offset + h.size()) from h.
+  void upload_at(size_t offset, const std::vector<T>& h) {
+    REQUIRE(offset + h.size() <= count_);
+    DCUKERN_REQUIRE_RT(
+        DCUKERN_RT(Memcpy)(ptr_ + offset, h.data(), h.size() * sizeof(T), DCUKERN_RT(MemcpyHostToDevice)));
+  }
   void upload(const std::vector<T>& h) {
     REQUIRE(h.size() <= count_);
     DCUKERN_REQUIRE_RT(DCUKERN_RT(Memcpy)(ptr_, h.data(), h.size() * sizeof(T), DCUKERN_RT(MemcpyHostToDevice)));
