@@ -1,9 +1,10 @@
 // Paged-KV decode attention device tests: the attention rows (forced: none has device evidence yet)
 // against the double host reference over head_dim {64, 96, 128, 256} x page size {1, 16, 64, 544} x GQA
-// ratio {1, 2, 4, 5, 6, 8, 16}, both pool layouts; ragged contexts 0..32768 in one batch; every option on
-// and off (scale, soft cap, window, ALiBi, sinks, LSE); fp8 e4m3 KV; 1..8 query tokens; split and unsplit
-// plans; fixed-chunk bits identical across batch compositions; pools over 2^31 elements; graph capture +
-// replay; rejected calls write nothing. DCUKERN_TEST_QUICK=1 runs a smaller set (compute-sanitizer).
+// ratio {1, 2, 4, 5, 6, 8, 16}, both pool layouts; ragged contexts 0..32768 in one batch and a 256K
+// context; every option on and off (scale, soft cap, window, ALiBi, sinks, LSE); fp8 e4m3 KV; 1..8 query
+// tokens; split and unsplit plans; fixed-chunk bits identical across batch compositions; pools over 2^31
+// elements; graph capture + replay; rejected calls write nothing. DCUKERN_TEST_QUICK=1 runs a smaller set
+// (compute-sanitizer).
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -172,6 +173,15 @@ TEST_CASE("attention: ragged contexts 0..32768 in one batch, page sizes 16 and 5
       c.ctx = quick_mode() ? std::vector<int32_t>{0, 1, 511, 4097} : std::vector<int32_t>{0, 1, 511, 4097, 32768, 1023};
       run_and_check(c, rng);
     }
+}
+
+TEST_CASE("attention: a 256K-token context next to a short one") {
+  if (quick_mode()) return;
+  std::mt19937_64 rng(21);
+  AttnConfig c;
+  c.D = 128, c.hq = 8, c.hkv = 2, c.page_size = 544, c.kvt = DType::bf16, c.qt = DType::bf16;
+  c.ctx = {262144, 5};
+  run_and_check(c, rng);
 }
 
 TEST_CASE("attention: every option on and off, alone and together") {
