@@ -43,7 +43,7 @@ struct AttnArgs {
   float* part_lse;  // [rows, num_chunks], base 2
   int num_chunks;
   int64_t chunk_size;
-  // grouped kernel
+  // query-tile kernels (grouped, mma)
   int num_kv_heads;
   int q_tiles;          // query tiles per (sequence, KV head): ceil(tokens * group / tile)
   FastDivide page_div;  // positions -> page index
