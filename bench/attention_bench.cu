@@ -132,21 +132,29 @@ void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, 
   st.SetLabel(row);
 }
 
+// "attention/32x8x128/bf16/ps16/B8/ctx4096/<row>" (+ "/bpc<N>" for a plan variant): the name the
+// evidence script parses.
+std::string bench_name(const Heads& h, DType kvt, int ps, int batch, int ctx, const char* row, int bpc) {
+  std::string s = "attention/" + std::to_string(h.hq) + "x" + std::to_string(h.hkv) + "x" + std::to_string(h.d) +
+                  "/" + dtype_name(kvt) + "/ps" + std::to_string(ps) + "/B" + std::to_string(batch) + "/ctx" +
+                  std::to_string(ctx) + "/" + row;
+  return bpc ? s + "/bpc" + std::to_string(bpc) : s;
+}
+
 void register_all() {
-  auto add = [](const std::string& name, auto fn, auto... args) {
-    benchmark::RegisterBenchmark(name.c_str(), fn, args...)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+  auto add = [](Heads h, int batch, int ctx, int ps, DType kvt, const char* row, int bpc) {
+    benchmark::RegisterBenchmark(bench_name(h, kvt, ps, batch, ctx, row, bpc).c_str(), bench_attention, h, batch, ctx,
+                                 ps, kvt, row, bpc)
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMicrosecond);
   };
   for (const Heads& h : kHeads)
     for (DType kvt : {DType::bf16, DType::fp8_e4m3})
       for (int ps : {16, 544})
         for (int batch : kBatches)
           for (int ctx : kContexts)
-            for (const char* row : {"attention.mma_split", "attention.grouped_split"}) {
-              const std::string name = "attention/" + std::to_string(h.hq) + "x" + std::to_string(h.hkv) + "x" +
-                                       std::to_string(h.d) + "/" + dtype_name(kvt) + "/ps" + std::to_string(ps) + "/B" +
-                                       std::to_string(batch) + "/ctx" + std::to_string(ctx) + "/" + row;
-              add(name, bench_attention, h, batch, ctx, ps, kvt, row, 0);
-            }
+            for (const char* row : {"attention.mma_split", "attention.grouped_split"}) add(h, batch, ctx, ps, kvt, row, 0);
   // The plan's block target (blocks_per_cu; 4 is the default) and the prefetching variant of the
   // tensor-core row, at page size 16 and the longest context: the unsplit grid leaves a partial last wave
   // at B = 128, and B = 1 needs many chunks.
@@ -154,12 +162,7 @@ void register_all() {
     for (DType kvt : {DType::bf16, DType::fp8_e4m3})
       for (int batch : {1, 32, 128})
         for (const char* row : {"attention.mma_split", "attention.mma_split.prefetch"})
-          for (int bpc : {4, 16, 64}) {
-            const std::string name = "attention/" + std::to_string(h.hq) + "x" + std::to_string(h.hkv) + "x" +
-                                     std::to_string(h.d) + "/" + dtype_name(kvt) + "/ps16/B" + std::to_string(batch) +
-                                     "/ctx32768/" + row + "/bpc" + std::to_string(bpc);
-            add(name, bench_attention, h, batch, 32768, 16, kvt, row, bpc);
-          }
+          for (int bpc : {4, 16, 64}) add(h, batch, 32768, 16, kvt, row, bpc);
 }
 
 }  // namespace

@@ -13,6 +13,17 @@ namespace dcukern::attn_detail {
 
 constexpr float kFp8Rescale = 256.f;  // 2^8: fp16 word built from an e4m3 byte -> the byte's value
 
+// fp8 e4m3 bytes at bit 0 and bit 16 of t -> an f16x2 word of value * 2^-8 (sign to bit 15, exponent
+// and mantissa to bits 13..7 of each half).
+__device__ __forceinline__ uint32_t fp8_pair_to_f16x2(uint32_t t) {
+  return ((t & 0x007f007fu) << 7) | ((t & 0x00800080u) << 8);
+}
+// Four fp8 bytes b0 b1 b2 b3 of w -> f16x2 words (b0, b1) and (b2, b3), each value * 2^-8.
+__device__ __forceinline__ void fp8_quad_to_f16x2(uint32_t w, uint32_t& lo, uint32_t& hi) {
+  lo = fp8_pair_to_f16x2((w & 0xffu) | ((w & 0xff00u) << 8));
+  hi = fp8_pair_to_f16x2(((w >> 16) & 0xffu) | ((w >> 8) & 0xff0000u));
+}
+
 template <DType KVT>
 struct KvVec {
   static constexpr bool kFp8 = KVT == DType::fp8_e4m3;
@@ -38,11 +49,10 @@ struct KvVec {
     if constexpr (kFp8) {
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
-        // bytes b0 b1 b2 b3 -> fp16 pairs (b0, b1), (b2, b3): sign to bit 15, exponent and mantissa to 13..7
-        const uint32_t lo = (w[i] & 0xffu) | ((w[i] & 0xff00u) << 8);
-        const uint32_t hi = ((w[i] >> 16) & 0xffu) | ((w[i] >> 8) & 0xff0000u);
-        unpack2<DType::f16>(((lo & 0x007f007fu) << 7) | ((lo & 0x00800080u) << 8), x[4 * i], x[4 * i + 1]);
-        unpack2<DType::f16>(((hi & 0x007f007fu) << 7) | ((hi & 0x00800080u) << 8), x[4 * i + 2], x[4 * i + 3]);
+        uint32_t lo, hi;
+        fp8_quad_to_f16x2(w[i], lo, hi);
+        unpack2<DType::f16>(lo, x[4 * i], x[4 * i + 1]);
+        unpack2<DType::f16>(hi, x[4 * i + 2], x[4 * i + 3]);
       }
     } else {
 #pragma unroll

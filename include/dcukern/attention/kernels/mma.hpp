@@ -36,10 +36,6 @@ __device__ __forceinline__ float from_mma(uint16_t x) {
 }
 __device__ __forceinline__ uint32_t pack2(uint16_t lo, uint16_t hi) { return uint32_t(lo) | (uint32_t(hi) << 16); }
 
-// fp8 e4m3 bytes at bit 0 and bit 16 of t -> an f16x2 word of value * 2^-8 (kv_vec.hpp).
-__device__ __forceinline__ uint32_t fp8_pair_to_f16x2(uint32_t t) {
-  return ((t & 0x007f007fu) << 7) | ((t & 0x00800080u) << 8);
-}
 
 #if DCUKERN_PLATFORM_CUDA
 // Element e (0..7) of key x and of key y, as one MMA word {x_e, y_e}. Words: the lane's 8-element vector.
@@ -57,9 +53,7 @@ __device__ __forceinline__ uint32_t pair_across_keys(const KvVec<KVT>& x, const 
 template <DType KVT>
 __device__ __forceinline__ void quad_of_key(const KvVec<KVT>& x, int s, uint32_t& lo, uint32_t& hi) {
   if constexpr (KVT == DType::fp8_e4m3) {
-    const uint32_t w = x.w[s];
-    lo = fp8_pair_to_f16x2((w & 0xffu) | ((w & 0xff00u) << 8));
-    hi = fp8_pair_to_f16x2(((w >> 16) & 0xffu) | ((w >> 8) & 0xff0000u));
+    fp8_quad_to_f16x2(x.w[s], lo, hi);
   } else {
     lo = x.w[2 * s], hi = x.w[2 * s + 1];
   }
