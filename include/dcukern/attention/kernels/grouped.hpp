@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_grouped_kernel(AttnArg
     if (d0 == 0) s_m[g][slot] = m[g], s_l[g][slot] = l[g];
   }
   __syncthreads();
-  finish_tile<kTile, kSlots, kDim>(a, tb, qt, s_acc, s_m, s_l, kFp8 ? a.v_scale * kFp8Rescale : 1.f);
+  finish_tile<kTile, kSlots, kDim>(a, tb, qt, s_acc, s_m, s_l, s_l, kFp8 ? a.v_scale * kFp8Rescale : 1.f);
 }
 
 }  // namespace dcukern::attn_detail

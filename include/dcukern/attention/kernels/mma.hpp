@@ -11,8 +11,8 @@
 // elements [c D/4, (c+1) D/4) of keys g and g+8 for K, and [g D/8, (g+1) D/8) of keys 2c, 2c+1, 2c+8,
 // 2c+9 for V. MMA inputs are bf16 for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16 times 2^-8,
 // undone on S and on the output); q enters as a hi + lo pair of that type (two MMAs) so the logits keep
-// fp32-like precision; P is rounded to the MMA type and the softmax sum adds the rounded values, so P's
-// rounding cancels in o.
+// fp32-like precision; P is rounded to the MMA type and o is normalised by the sum of the rounded values,
+// so P's rounding cancels in o; the LSE comes from the unrounded sum.
 // Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
 // kPrefetch (head_dim <= 128): a warp issues its next group's loads before the current group's math.
 #pragma once
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   constexpr int kVVecs = kDim / 64;   // 8-element vectors of a lane's eighth of a V row
   static_assert(kDim % 64 == 0, "head_dim bound must be a multiple of 64");
   __shared__ float s_acc[kWarps][kMmaTile][kDim];
-  __shared__ float s_m[kMmaTile][kWarps], s_l[kMmaTile][kWarps];
+  __shared__ float s_m[kMmaTile][kWarps], s_l[kMmaTile][kWarps], s_le[kMmaTile][kWarps];
   __shared__ uint4 s_q[kSteps][32];
 
   const TileBlock tb = tile_block(a);
@@ -109,7 +109,9 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   float o[kSteps][4];
 #pragma unroll
   for (int u = 0; u < kSteps; ++u) o[u][0] = o[u][1] = o[u][2] = o[u][3] = 0.f;
-  float m = neg_inf(), l = 0.f;  // row g: running max (base 2), this lane's share of the sum
+  // Row g: running max (base 2), this lane's share of the sum of the rounded P (normalises o) and of the
+  // exact one (the LSE).
+  float m = neg_inf(), l = 0.f, le = 0.f;
 
   // A group: 16 keys from `base`. Lane i finds key base + i % 16 in the pools; every lane then takes the
   // offsets of its keys from those lanes (K: keys g and g + 8; V: keys 2c, 2c + 1, 2c + 8, 2c + 9).
@@ -176,15 +178,17 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     const float ref = mx > neg_inf() ? mx : 0.f;
     const float corr = device_exp2(m - ref);
     m = mx;
-    l *= corr;
+    l *= corr, le *= corr;
     uint32_t pb[2];
 #pragma unroll
     for (int t = 0; t < 2; ++t) {
       uint16_t p[2];
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        p[e] = to_mma<MT>(device_exp2(x[t][e] - ref));
+        const float pe = device_exp2(x[t][e] - ref);
+        p[e] = to_mma<MT>(pe);
         l += from_mma<MT>(p[e]);
+        le += pe;
       }
       pb[t] = pack2(p[0], p[1]);
     }
@@ -224,9 +228,12 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   }
 
   // Row sums over the row's 4 lanes; per-warp states to shared memory.
-  l += __shfl_xor_sync(0xffffffffu, l, 1);
-  l += __shfl_xor_sync(0xffffffffu, l, 2);
-  if (c == 0) s_m[g][warp] = m, s_l[g][warp] = l;
+#pragma unroll
+  for (int lanes = 1; lanes <= 2; lanes *= 2) {
+    l += __shfl_xor_sync(0xffffffffu, l, lanes);
+    le += __shfl_xor_sync(0xffffffffu, le, lanes);
+  }
+  if (c == 0) s_m[g][warp] = m, s_l[g][warp] = l, s_le[g][warp] = le;
 #pragma unroll
   for (int u = 0; u < kSteps; ++u) {
     const int d = g * (kDim / 8) + 2 * u;
@@ -236,7 +243,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     s_acc[warp][2 * c + 1][d + 1] = o[u][3];
   }
   __syncthreads();
-  finish_tile<kMmaTile, kWarps, kDim>(a, tb, qt, s_acc, s_m, s_l, kFp8 ? a.v_scale * kFp8Rescale : 1.f);
+  finish_tile<kMmaTile, kWarps, kDim>(a, tb, qt, s_acc, s_m, s_l, s_le, kFp8 ? a.v_scale * kFp8Rescale : 1.f);
 #else
   unreachable_on_this_target();
 #endif

@@ -95,12 +95,16 @@ __device__ __forceinline__ float tile_logit(const AttnArgs& a, const TileRow& r,
   return j >= r.lo && j < r.hi ? x : neg_inf();
 }
 
-// Epilogue. s_acc[slot][row][d] holds each slot's unnormalised output, s_m / s_l its base-2 max and sum.
-// The slots merge in slot order; `v_scale` multiplies the result (fp8 V scale, 1 otherwise).
+// Epilogue. s_acc[slot][row][d] holds each slot's unnormalised output, s_m / s_l its base-2 max and the sum
+// of the weights it applied; s_le the exact sum of those weights, for the LSE (a kernel that rounds its
+// weights before applying them normalises by the rounded sum, so the rounding cancels in o, but reports
+// the LSE of the unrounded ones; other kernels pass s_l twice). The slots merge in slot order; `v_scale`
+// multiplies the result (fp8 V scale, 1 otherwise).
 template <int kTile, int kSlots, int kDim>
 __device__ __forceinline__ void finish_tile(const AttnArgs& a, const TileBlock& tb, const QueryTile<kTile>& qt,
                                             const float (&s_acc)[kSlots][kTile][kDim], const float (&s_m)[kTile][kSlots],
-                                            const float (&s_l)[kTile][kSlots], float v_scale) {
+                                            const float (&s_l)[kTile][kSlots], const float (&s_le)[kTile][kSlots],
+                                            float v_scale) {
   const bool split = a.part_o != nullptr;
   const int D = a.head_dim;
   for (int idx = static_cast<int>(threadIdx.x); idx < qt.rows * D; idx += static_cast<int>(blockDim.x)) {
@@ -108,25 +112,29 @@ __device__ __forceinline__ void finish_tile(const AttnArgs& a, const TileBlock& 
     float M = neg_inf();
     for (int sl = 0; sl < kSlots; ++sl) M = s_m[g][sl] > M ? s_m[g][sl] : M;
     const bool empty = !(M > neg_inf());
-    float L = 0.f, o = 0.f;
+    float L = 0.f, Le = 0.f, o = 0.f;
     if (!empty)
       for (int sl = 0; sl < kSlots; ++sl) {
         const float w = device_exp2(s_m[g][sl] - M);
         L += s_l[g][sl] * w;
+        Le += s_le[g][sl] * w;
         o += s_acc[sl][g][d] * w;
       }
     const TileRow r = qt.row(g);
     const int t = r.t, h = r.h;
     const int64_t row = (int64_t(tb.b) * a.tokens + t) * a.hq + h;
-    if (!split && !empty && a.sinks) L += device_exp2(a.sinks[h] * kLog2e - M);
+    if (!split && !empty && a.sinks) {
+      const float sink = device_exp2(a.sinks[h] * kLog2e - M);
+      L += sink, Le += sink;
+    }
     o = empty ? 0.f : o * v_scale / L;
     if (split) {
       a.part_o[(row * a.num_chunks + tb.chunk) * D + d] = o;
-      if (d == 0) a.part_lse[row * a.num_chunks + tb.chunk] = empty ? neg_inf() : M + device_log2(L);
+      if (d == 0) a.part_lse[row * a.num_chunks + tb.chunk] = empty ? neg_inf() : M + device_log2(Le);
     } else {
       uint16_t* op = a.o + int64_t(tb.b) * a.o_bs + int64_t(t) * a.o_ts + int64_t(h) * a.o_hs;
       op[d] = a.q_is_bf16 ? float_to_bf16(o) : float_to_f16(o);
-      if (d == 0 && a.lse) a.lse[row] = empty ? neg_inf() : (M + device_log2(L)) * kLn2;
+      if (d == 0 && a.lse) a.lse[row] = empty ? neg_inf() : (M + device_log2(Le)) * kLn2;
     }
   }
 }
