@@ -2,10 +2,10 @@
 // heads (Hq/Hkv/D) 32/8/128 and 24/4/256; page size 16 and 544; bf16 KV and fp8 e4m3 KV; q/o bf16; rows
 // attention.mma_split and attention.grouped_split, forced (no attention row has evidence yet; the per-row
 // fallback rows run at a few % of bandwidth and would take minutes over this grid). Then a sweep of the
-// split plan's block target (blocks_per_cu 4, 16, 64) for attention.mma_split and its prefetching variant
-// at context 32768. Pages are scattered through the pool (deterministic shuffle); pools rotate through
-// > 4x L2 where they are smaller (HBM-cold); time from CUDA-graph replay. Counters: us per call, GB/s of KV bytes read, % of the read
-// bandwidth measured in this run. Targets: >= 85 % where B x context >= 128K, >= 70 % at B = 1, context
+// split plan's block target (blocks_per_cu 4, 16, 64) for attention.mma_split at context 32768. Pages
+// are scattered through the pool (deterministic shuffle); pools rotate through > 4x L2 where they are
+// smaller (HBM-cold); time from CUDA-graph replay. Counters: us per call, GB/s of KV bytes read, % of
+// the read bandwidth measured in this run. Targets: >= 85 % where B x context >= 128K, >= 70 % at B = 1, context
 // 32768; page size 544 within 10 % of page size 16.
 #include <algorithm>
 #include <numeric>
@@ -155,14 +155,13 @@ void register_all() {
         for (int batch : kBatches)
           for (int ctx : kContexts)
             for (const char* row : {"attention.mma_split", "attention.grouped_split"}) add(h, batch, ctx, ps, kvt, row, 0);
-  // The plan's block target (blocks_per_cu; 4 is the default) and the prefetching variant of the
-  // tensor-core row, at page size 16 and the longest context: the unsplit grid leaves a partial last wave
-  // at B = 128, and B = 1 needs many chunks.
+  // The plan's block target (blocks_per_cu; 4 is the default) for the tensor-core row, at page size 16
+  // and the longest context: the unsplit grid leaves a partial last wave at B = 128, and B = 1 needs many
+  // chunks.
   for (const Heads& h : kHeads)
     for (DType kvt : {DType::bf16, DType::fp8_e4m3})
       for (int batch : {1, 32, 128})
-        for (const char* row : {"attention.mma_split", "attention.mma_split.prefetch"})
-          for (int bpc : {4, 16, 64}) add(h, batch, 32768, 16, kvt, row, bpc);
+        for (int bpc : {4, 16, 64}) add(h, batch, 32768, 16, kvt, "attention.mma_split", bpc);
 }
 
 }  // namespace

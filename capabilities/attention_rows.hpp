@@ -31,11 +31,6 @@ constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
 }  // namespace attention_rows
 
 inline constexpr AttentionRow kAttentionRows[] = {
-    {"attention.mma_split.prefetch",
-     "attention.mma_split whose warps issue the next 16 keys' loads before the current keys' math (head_dim "
-     "<= 128; 256 runs attention.mma_split's kernel). Experimental: no evidence, selected only when forced",
-     features(Feature::nv_mma_f16), nullptr, attention_rows::any_call(true, true), Semantics{true, true, false},
-     nullptr, "attention.mma_split", AttentionKernel::mma_split_prefetch, "attention_mma_kernel<"},
     {"attention.mma_split",
      "NVIDIA tensor cores (mma.sync): S = Q K^T and O^T += V^T P^T per 16 keys for the query rows sharing a "
      "KV head (up to 8), fragments filled by 16-byte loads; split-KV by the plan with an LSE merge (one "

@@ -68,13 +68,12 @@ Status launch_grouped(int tile, const AttnArgs& a, unsigned n, stream_t s) {
 }
 
 #if DCUKERN_PLATFORM_CUDA
-// The tensor-core kernel for the call's head_dim bound; `prefetch`: the variant that loads one group ahead.
+// The tensor-core kernel for the call's head_dim bound.
 template <DType KVT>
-void launch_mma(bool prefetch, const AttnArgs& a, unsigned n, stream_t s) {
-  auto go = [&](auto kernel) { kernel<<<n, kAttnThreads, 0, s>>>(a); };
-  if (a.head_dim <= 64) prefetch ? go(attention_mma_kernel<KVT, 64, true>) : go(attention_mma_kernel<KVT, 64, false>);
-  else if (a.head_dim <= 128) prefetch ? go(attention_mma_kernel<KVT, 128, true>) : go(attention_mma_kernel<KVT, 128, false>);
-  else go(attention_mma_kernel<KVT, 256, false>);  // 256: no registers for a second group in flight
+void launch_mma(const AttnArgs& a, unsigned n, stream_t s) {
+  if (a.head_dim <= 64) attention_mma_kernel<KVT, 64><<<n, kAttnThreads, 0, s>>>(a);
+  else if (a.head_dim <= 128) attention_mma_kernel<KVT, 128><<<n, kAttnThreads, 0, s>>>(a);
+  else attention_mma_kernel<KVT, 256><<<n, kAttnThreads, 0, s>>>(a);
 }
 #endif
 
@@ -97,11 +96,10 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
     }
 #if DCUKERN_PLATFORM_CUDA
     case AttentionKernel::mma:
-    case AttentionKernel::mma_split:
-    case AttentionKernel::mma_split_prefetch: {
+    case AttentionKernel::mma_split: {
       const unsigned n = tile_grid_blocks(a, rows);
       if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
-      launch_mma<KVT>(kernel == AttentionKernel::mma_split_prefetch, a, n, s);
+      launch_mma<KVT>(a, n, s);
       break;
     }
 #endif

@@ -1,7 +1,8 @@
 // Eight consecutive KV elements per lane: one 16-byte load for f16/bf16, one 8-byte load for fp8 e4m3,
-// streamed past L1 (each KV element is read once per block). fp8 e4m3 decodes exactly through fp16:
-// the byte's exponent and mantissa fields shifted into an fp16 word give value * 2^-8 for normal and
-// subnormal values alike, so callers fold kFp8Rescale into the per-tensor scale (NaN bytes are not kept).
+// streamed past L1 (each KV element is read once per block). fp8 e4m3 decodes exactly to fp16: on sm_89
+// and later by the hardware conversion; elsewhere the byte's exponent and mantissa fields shifted into an
+// fp16 word give value * 2^-8 for normal and subnormal values alike. Callers fold kFp8Rescale (1 or 2^8:
+// this device pass's decode) into the per-tensor scale (NaN bytes are not kept).
 #pragma once
 #include <cstdint>
 
@@ -11,17 +12,29 @@
 
 namespace dcukern::attn_detail {
 
-constexpr float kFp8Rescale = 256.f;  // 2^8: fp16 word built from an e4m3 byte -> the byte's value
+#if DCUKERN_PLATFORM_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define DCUKERN_FP8_DECODE_HW 1
+#else
+#define DCUKERN_FP8_DECODE_HW 0
+#endif
 
-// fp8 e4m3 bytes at bit 0 and bit 16 of t -> an f16x2 word of value * 2^-8 (sign to bit 15, exponent
-// and mantissa to bits 13..7 of each half).
-__device__ __forceinline__ uint32_t fp8_pair_to_f16x2(uint32_t t) {
-  return ((t & 0x007f007fu) << 7) | ((t & 0x00800080u) << 8);
+constexpr float kFp8Rescale = DCUKERN_FP8_DECODE_HW ? 1.f : 256.f;  // decoded fp8 * kFp8Rescale = value
+
+// Two fp8 e4m3 bytes (bits 0..7 and 8..15 of t) -> an f16x2 word of value / kFp8Rescale.
+__device__ __forceinline__ uint32_t fp8x2_to_f16x2(uint32_t t) {
+#if DCUKERN_FP8_DECODE_HW
+  uint32_t r;
+  asm("{\n.reg .b16 x;\ncvt.u16.u32 x, %1;\ncvt.rn.f16x2.e4m3x2 %0, x;\n}" : "=r"(r) : "r"(t));
+  return r;
+#else
+  const uint32_t s = (t & 0xffu) | ((t & 0xff00u) << 8);  // byte 1 to bit 16; then sign to bit 15 and
+  return ((s & 0x007f007fu) << 7) | ((s & 0x00800080u) << 8);  // exponent and mantissa to bits 13..7
+#endif
 }
-// Four fp8 bytes b0 b1 b2 b3 of w -> f16x2 words (b0, b1) and (b2, b3), each value * 2^-8.
+// Four fp8 bytes b0 b1 b2 b3 of w -> f16x2 words (b0, b1) and (b2, b3), each value / kFp8Rescale.
 __device__ __forceinline__ void fp8_quad_to_f16x2(uint32_t w, uint32_t& lo, uint32_t& hi) {
-  lo = fp8_pair_to_f16x2((w & 0xffu) | ((w & 0xff00u) << 8));
-  hi = fp8_pair_to_f16x2(((w >> 16) & 0xffu) | ((w >> 8) & 0xff0000u));
+  lo = fp8x2_to_f16x2(w & 0xffffu);
+  hi = fp8x2_to_f16x2(w >> 16);
 }
 
 template <DType KVT>

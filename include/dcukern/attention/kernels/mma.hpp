@@ -9,12 +9,14 @@
 // straight into P^T's fragment. The head dim is permuted (a dot product and the output's element order
 // are ours to choose) so that every fragment is filled from whole 16-byte loads: lane (g, c) reads
 // elements [c D/4, (c+1) D/4) of keys g and g+8 for K, and [g D/8, (g+1) D/8) of keys 2c, 2c+1, 2c+8,
-// 2c+9 for V. MMA inputs are bf16 for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16 times 2^-8,
-// undone on S and on the output); q enters as a hi + lo pair of that type (two MMAs) so the logits keep
+// 2c+9 for V. MMA inputs are bf16 for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16, times 2^-8
+// where the decode is the bit trick of kv_vec.hpp, undone on S and on the output); q enters as a hi + lo pair of that type (two MMAs) so the logits keep
 // fp32-like precision; P is rounded to the MMA type and o is normalised by the sum of the rounded values,
 // so P's rounding cancels in o; the LSE comes from the unrounded sum.
 // Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
-// kPrefetch (head_dim <= 128): a warp issues its next group's loads before the current group's math.
+// After issuing a group's loads, a warp reads the block-table entries of its next group, so they land
+// during the math. (Measured on the H200 and dropped: the next group's K/V in registers, 231 registers;
+// L2 prefetches of the next 1-4 groups; a 4-blocks-per-SM register bound: each was slower or no better.)
 #pragma once
 #include "dcukern/attention/kernels/kv_vec.hpp"
 #include "dcukern/attention/kernels/query_tile.hpp"
@@ -43,7 +45,7 @@ template <DType KVT>
 __device__ __forceinline__ uint32_t pair_across_keys(const KvVec<KVT>& x, const KvVec<KVT>& y, int e) {
   if constexpr (KVT == DType::fp8_e4m3) {
     const int w = e / 4, b = e % 4;
-    return fp8_pair_to_f16x2(__byte_perm(x.w[w], y.w[w], unsigned(b | ((4 + b) << 8))));
+    return fp8x2_to_f16x2(__byte_perm(x.w[w], y.w[w], unsigned(b | ((4 + b) << 4))));
   } else {
     const int w = e / 2;
     return __byte_perm(x.w[w], y.w[w], e % 2 ? 0x7632u : 0x5410u);
@@ -60,7 +62,7 @@ __device__ __forceinline__ void quad_of_key(const KvVec<KVT>& x, int s, uint32_t
 }
 #endif
 
-template <DType KVT, int kDim, bool kPrefetch>
+template <DType KVT, int kDim>
 __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
   constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
@@ -113,11 +115,16 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   // exact one (the LSE).
   float m = neg_inf(), l = 0.f, le = 0.f;
 
-  // A group: 16 keys from `base`. Lane i finds key base + i % 16 in the pools; every lane then takes the
-  // offsets of its keys from those lanes (K: keys g and g + 8; V: keys 2c, 2c + 1, 2c + 8, 2c + 9).
+  // A group: 16 keys from `base`. Lane i holds the pool offset of key base + i % 16 (-1 past the block's
+  // keys); every lane takes the offsets of its keys from those lanes (K: keys g and g + 8; V: keys 2c,
+  // 2c + 1, 2c + 8, 2c + 9).
   struct Group {
     int64_t base, my_off;
     KvVec<KVT> k[2][kKVecs], v[4][kVVecs];
+  };
+  auto key_offset = [&](int64_t base) -> int64_t {
+    const int64_t mine = base + (lane & 15);
+    return mine < qt.blk_hi ? kv_offset_fast(a, tb.b, tb.hk, static_cast<int>(mine)) : -1;
   };
   auto load_v = [&](Group& gr) {
 #pragma unroll
@@ -131,10 +138,9 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     }
   };
   // Issues the group's loads: K, and V too up to head_dim 128 (at 256 V waits for S: K's registers).
-  auto start_group = [&](Group& gr, int64_t base) {
+  auto start_group = [&](Group& gr, int64_t base, int64_t my_off) {
     gr.base = base;
-    const int64_t mine = base + (lane & 15);
-    gr.my_off = mine < qt.blk_hi ? kv_offset_fast(a, tb.b, tb.hk, static_cast<int>(mine)) : -1;
+    gr.my_off = my_off;
 #pragma unroll
     for (int t = 0; t < 2; ++t) {
       const int64_t off = __shfl_sync(0xffffffffu, gr.my_off, 8 * t + g);
@@ -207,24 +213,15 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     }
   };
 
-  // The warps take groups in turn (64-bit positions: no wrap near 2^31). kPrefetch (head_dim <= 128):
-  // the next group's loads are issued before this group's math, so a warp always has a group in flight.
-  constexpr bool kAhead = kPrefetch && kDim <= 128;
+  // The warps take groups in turn (64-bit positions: no wrap near 2^31).
   constexpr int64_t kStride = 16 * kWarps;
-  Group cur;
   int64_t base = qt.blk_lo + 16 * warp;
-  if (kAhead && base < qt.blk_hi) start_group(cur, base);
+  int64_t next_off = key_offset(base);
   for (; base < qt.blk_hi; base += kStride) {
-    if constexpr (kAhead) {
-      Group next;
-      const bool more = base + kStride < qt.blk_hi;
-      if (more) start_group(next, base + kStride);
-      finish_group(cur);
-      if (more) cur = next;
-    } else {
-      start_group(cur, base);
-      finish_group(cur);
-    }
+    Group cur;
+    start_group(cur, base, next_off);
+    next_off = key_offset(base + kStride);
+    finish_group(cur);
   }
 
   // Row sums over the row's 4 lanes; per-warp states to shared memory.
