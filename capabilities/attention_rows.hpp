@@ -1,12 +1,11 @@
 // Paged-KV decode attention capability rows. Selection order: forced, tuned for the detected target (none
-// yet), then the rows below, top to bottom.
+// yet), then the rows below, top to bottom: on NVIDIA sm_80+ the tensor-core rows, elsewhere the grouped
+// rows, then the per-row rows, which accept every valid call.
 //
-// NO ROW HAS DEVICE EVIDENCE YET: every `evidence` is nullptr, so the registry never selects these rows
-// unless forced (DCUKERN_FORCE=attention.grouped_split or Overrides::instance().force(id)). On the H200
-// (capabilities/evidence/attention-sm_90.json): the full device suite passed with the row, split_kv and
-// grouped rows at 9cd0e42 (the grouped kernel was refactored since, untested); the mma rows were
-// benchmarked, and their tests stopped on an empty-chunk bug that is fixed but not re-run. A GPU session
-// fills `evidence` once tests/device/attention_device_test.cu passes at the shipped code.
+// Evidence (kEvidence): every row passed tests/device/attention_device_test.cu on the H200 at 68cde81
+// (11 cases, 30519 assertions; compute-sanitizer memcheck clean), and capabilities/evidence/
+// attention-sm_90.json holds the benchmark of the two split rows at that commit. AMD / Hygon: the portable
+// rows compile for every target (ISA audit); none has run on that hardware.
 #pragma once
 #include "dcukern/attention/kernel_id.hpp"
 #include "dcukern/attention/params.hpp"
@@ -20,6 +19,9 @@ using AttentionRow = CapabilityRow<AttentionContract, AttentionKernel>;
 namespace attention_rows {
 constexpr DTypeMask kHalfs = dtypes(DType::f16, DType::bf16);
 constexpr DTypeMask kKv = dtypes(DType::f16, DType::bf16, DType::fp8_e4m3);
+constexpr const char* kEvidence =
+    "tests/device/attention_device_test.cu (sm_90, H200, 68cde81); capabilities/evidence/attention-sm_90.json; "
+    "AMD / Hygon: compile only (portable HIP, no target instruction)";
 constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
   AttentionContract c{};
   c.q_dtypes = kHalfs;
@@ -34,34 +36,33 @@ inline constexpr AttentionRow kAttentionRows[] = {
     {"attention.mma_split",
      "NVIDIA tensor cores (mma.sync): S = Q K^T and O^T += V^T P^T per 16 keys for the query rows sharing a "
      "KV head (up to 8), fragments filled by 16-byte loads; split-KV by the plan with an LSE merge (one "
-     "chunk: no merge). No evidence yet: selected only when forced",
+     "chunk: no merge)",
      features(Feature::nv_mma_f16), nullptr, attention_rows::any_call(true, true), Semantics{true, true, false},
-     nullptr, "attention.grouped_split", AttentionKernel::mma_split, "attention_mma_kernel<"},
+     attention_rows::kEvidence, "attention.grouped_split", AttentionKernel::mma_split, "attention_mma_kernel<"},
     {"attention.mma",
      "NVIDIA tensor cores (mma.sync) for the query rows sharing a KV head, one block per (query tile, KV "
-     "head, sequence), no workspace. No evidence yet: selected only when forced",
+     "head, sequence), no workspace",
      features(Feature::nv_mma_f16), nullptr, attention_rows::any_call(false, true), Semantics{true, false, false},
-     nullptr, "attention.grouped", AttentionKernel::mma, "attention_mma_kernel<"},
+     attention_rows::kEvidence, "attention.grouped", AttentionKernel::mma, "attention_mma_kernel<"},
     {"attention.grouped_split",
      "the query rows sharing a KV head (up to 8: GQA group x tokens) read each K/V vector once, 16-byte "
-     "loads, online softmax per key slot; split-KV by the plan with an LSE merge (one chunk: no merge). "
-     "No evidence yet: selected only when forced",
-     0, nullptr, attention_rows::any_call(true, true), Semantics{true, true, false}, nullptr,
+     "loads, online softmax per key slot; split-KV by the plan with an LSE merge (one chunk: no merge)",
+     0, nullptr, attention_rows::any_call(true, true), Semantics{true, true, false}, attention_rows::kEvidence,
      "attention.grouped, then attention.split_kv", AttentionKernel::grouped_split, "attention_grouped_kernel<"},
     {"attention.grouped",
      "the query rows sharing a KV head read each K/V vector once, 16-byte loads, one block per (query "
-     "tile, KV head, sequence), no workspace. No evidence yet: selected only when forced",
-     0, nullptr, attention_rows::any_call(false, true), Semantics{true, false, false}, nullptr, "attention.row",
+     "tile, KV head, sequence), no workspace",
+     0, nullptr, attention_rows::any_call(false, true), Semantics{true, false, false}, attention_rows::kEvidence, "attention.row",
      AttentionKernel::grouped, "attention_grouped_kernel<"},
     {"attention.split_kv",
      "flash-decoding: blocks per (query row, KV chunk) write fp32 partials, an LSE merge kernel combines "
-     "them; any D<=256, page size, GQA ratio. No evidence yet: selected only when forced",
-     0, nullptr, attention_rows::any_call(true), Semantics{true, true, false}, nullptr, "attention.row",
+     "them; any D<=256, page size, GQA ratio",
+     0, nullptr, attention_rows::any_call(true), Semantics{true, true, false}, attention_rows::kEvidence, "attention.row",
      AttentionKernel::split_kv, "attention_merge_kernel<"},
     {"attention.row",
      "one block per query row over all its keys, warps split the keys, online softmax; any D<=256, page "
-     "size, GQA ratio. No evidence yet: selected only when forced",
-     0, nullptr, attention_rows::any_call(false), Semantics{true, false, false}, nullptr,
+     "size, GQA ratio",
+     0, nullptr, attention_rows::any_call(false), Semantics{true, false, false}, attention_rows::kEvidence,
      "none (accepts every valid call)", AttentionKernel::row, "attention_row_kernel<"},
 };
 

@@ -1,5 +1,5 @@
 // Attention validation: every invalid input gets a readable error naming the problem; the split-KV plan
-// and its workspace bound; row selection (rows without device evidence only when forced).
+// and its workspace bound; row selection by target, workspace, contract and overrides.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -157,38 +157,56 @@ TEST_CASE("attention: split-KV plan and workspace bound") {
   CHECK(attention_workspace_bytes(p, 132) == 0);
 }
 
-TEST_CASE("attention: rows without device evidence are selected only when forced") {
+namespace {
+std::string chosen(const AttentionParams& p, bool workspace, const char* target) {
+  const capabilities::AttentionRow* row = nullptr;
+  AttentionCall c;
+  Explanation why;
+  const Status s = select_attention(p, workspace, *capabilities::find_target(target), nullptr, &row, &c, &why);
+  INFO(why.to_string());
+  REQUIRE(s.ok());
+  return row->id;
+}
+}  // namespace
+
+TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   for (const auto& row : AttentionOp::rows()) {
-    CHECK(row.evidence == nullptr);
+    CHECK(row.evidence != nullptr);
     CHECK(row.isa_needs == attention_kernel_isa(row.kernel));
     CHECK(row.kernel_symbol != nullptr);
     CHECK(!row.contract.describe().empty());
   }
+  // Tensor-core rows on NVIDIA, the grouped rows elsewhere; the split rows only with a workspace.
+  CHECK(chosen(valid(), true, "sm_90") == "attention.mma_split");
+  CHECK(chosen(valid(), false, "sm_90") == "attention.mma");
+  for (const char* t : {"gfx906", "gfx90a", "gfx1100", "gfx936"}) {
+    CHECK(chosen(valid(), true, t) == "attention.grouped_split");
+    CHECK(chosen(valid(), false, t) == "attention.grouped");
+  }
+  // A head_dim that is not a multiple of 8 leaves the 16-byte-load rows: the per-row rows take it.
+  AttentionParams odd = valid();
+  odd.head_dim = 100;
+  CHECK(chosen(odd, true, "sm_90") == "attention.split_kv");
+  CHECK(chosen(odd, false, "gfx90a") == "attention.row");
+  // A disabled row is passed over (the next row in table order takes the call).
+  Overrides::instance().disable("attention.mma_split");
+  CHECK(chosen(valid(), true, "sm_90") == "attention.mma");
+  Overrides::instance().enable("attention.mma_split");
+
   const TargetInfo& t = *capabilities::find_target("sm_90");
   const capabilities::AttentionRow* row = nullptr;
   AttentionCall c;
-  Explanation why;
-  Status s = select_attention(valid(), true, t, nullptr, &row, &c, &why);
-  CHECK(s.code() == StatusCode::unsupported);
-  CHECK(why.to_string().find("no device evidence") != std::string::npos);
-  Overrides::instance().force("attention.split_kv");
-  s = select_attention(valid(), true, t, nullptr, &row, &c);
-  CHECK(s.ok());
-  if (s.ok()) CHECK(std::string(row->id) == "attention.split_kv");
-  // Without a workspace the split row's contract rejects the call; the row row is not forced.
-  s = select_attention(valid(), false, t, nullptr, &row, &c, &why);
-  CHECK(!s.ok());
-  s = select_attention(valid(), false, t, "attention.split_kv", &row, &c);
+  // Pinned: the split row's contract rejects a call without a workspace, naming it.
+  Status s = select_attention(valid(), false, t, "attention.split_kv", &row, &c);
   CHECK(s.message().find("workspace") != std::string::npos);
-  Overrides::instance().unforce("attention.split_kv");
-  Overrides::instance().force("attention.row");
   CHECK(select_attention(valid(), false, t, "attention.row", &row, &c).ok());
+  // The tensor-core rows are never taken where the ISA lacks mma.sync, even pinned.
+  CHECK(!select_attention(valid(), true, *capabilities::find_target("gfx90a"), "attention.mma_split", &row, &c).ok());
   // Validation comes first: an invalid call never reaches selection.
   AttentionParams bad = valid();
   bad.head_dim = 300;
   CHECK(select_attention(bad, false, t, "attention.row", &row, &c).code() == StatusCode::unsupported);
   CHECK(select_attention(valid(), false, t, "attention.nope", &row, &c).code() == StatusCode::invalid_argument);
-  Overrides::instance().unforce("attention.row");
 }
 
 TEST_CASE("attention: the opt-in table check reports the first bad entry") {
