@@ -10,11 +10,9 @@
 // are ours to choose) so that every fragment is filled from whole 16-byte loads: lane (g, c) reads
 // elements [c D/4, (c+1) D/4) of keys g and g+8 for K, and [g D/8, (g+1) D/8) of keys 2c, 2c+1, 2c+8,
 // 2c+9 for V. MMA inputs are bf16 for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16, times 2^-8
-// where the decode is the bit trick of kv_vec.hpp, undone on S and on the output). q enters unscaled as
-// a hi + lo pair of that type; the lo MMAs run only when some q element of the tile is not exact in the
-// MMA type (q bf16 with bf16 KV, f16 with f16 KV: never), and the softmax scale (and k_scale) multiply S
-// in fp32, so the logits keep fp32-like precision. P is rounded to the MMA type and o is normalised by
-// the sum of the rounded values, so P's rounding cancels in o; the LSE comes from the unrounded sum.
+// where the decode is the bit trick of kv_vec.hpp, undone on S and on the output); q enters as a hi + lo pair of that type (two MMAs) so the logits keep
+// fp32-like precision; P is rounded to the MMA type and o is normalised by the sum of the rounded values,
+// so P's rounding cancels in o; the LSE comes from the unrounded sum.
 // Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
 // After issuing a group's loads, a warp reads the block-table entries of its next group, so they land
 // during the math. (Measured on the H200 and dropped: the next group's K/V in registers, 231 registers;
@@ -64,13 +62,8 @@ __device__ __forceinline__ void quad_of_key(const KvVec<KVT>& x, int s, uint32_t
 }
 #endif
 
-// Blocks per SM the register budget is bound to: 4 for fp8 up to head_dim 128 (it fits in 128 registers
-// without spills; the f16/bf16 builds would spill), else no bound.
 template <DType KVT, int kDim>
-constexpr int kMmaMinBlocks = KVT == DType::fp8_e4m3 && kDim <= 128 ? 4 : 1;
-
-template <DType KVT, int kDim>
-__global__ void __launch_bounds__(kAttnThreads, (kMmaMinBlocks<KVT, kDim>)) attention_mma_kernel(AttnArgs a) {
+__global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
   constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
   constexpr bool kFp8 = KVT == DType::fp8_e4m3;
@@ -92,10 +85,10 @@ __global__ void __launch_bounds__(kAttnThreads, (kMmaMinBlocks<KVT, kDim>)) atte
   // Q fragments (row g; rows g + 8 are zero), in shared memory (read once per k-step; registers go to
   // the K/V loads in flight): k-step s, lane (g, c) holds elements c D/4 + 4s + {0, 1} and + {2, 3} as
   // {hi, hi, lo, lo} words.
-  bool inexact = false;  // some lo word is not zero: the lo MMAs are needed
   for (int i = static_cast<int>(threadIdx.x); i < kSteps * 32; i += kAttnThreads) {
     const int s = i / 32, qg = (i % 32) / 4, qc = i % 4;
     const TileRow qr = qt.row(qg);
+    const float qs = q_prescale(a, kFp8 ? a.k_scale : 1.f);  // fp8's 2^8 goes on S (f16 q keeps its range)
     uint32_t w[4];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -103,19 +96,16 @@ __global__ void __launch_bounds__(kAttnThreads, (kMmaMinBlocks<KVT, kDim>)) atte
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int d = qc * (kDim / 4) + 4 * s + 2 * r + e;
-        const float x = qg < qt.rows && d < a.head_dim ? tile_q(a, tb.b, qr.t, qr.h, d) : 0.f;
+        const float x = qg < qt.rows && d < a.head_dim ? tile_q(a, tb.b, qr.t, qr.h, d) * qs : 0.f;
         hi[e] = to_mma<MT>(x);
         lo[e] = to_mma<MT>(x - from_mma<MT>(hi[e]));
       }
       w[r] = pack2(hi[0], hi[1]);
       w[2 + r] = pack2(lo[0], lo[1]);
     }
-    inexact = inexact || (w[2] | w[3]) != 0u;
     s_q[s][i % 32] = make_uint4(w[0], w[1], w[2], w[3]);
   }
-  const bool need_lo = __syncthreads_or(inexact) != 0;
-  // S times this is the logit in base-2 units (or the pre-cap logit); fp8's decode factor included.
-  const float s_scale = q_prescale(a, kFp8 ? a.k_scale * kFp8Rescale : 1.f);
+  __syncthreads();
 
   // O^T accumulators: m-tile u holds d = g D/8 + 2u (+1 for [2], [3]) of query rows 2c ([0], [2]), 2c+1.
   float o[kSteps][4];
@@ -174,7 +164,7 @@ __global__ void __launch_bounds__(kAttnThreads, (kMmaMinBlocks<KVT, kDim>)) atte
         uint32_t b0, b1;
         quad_of_key(gr.k[t][s / 2], s % 2, b0, b1);
         mma_16816<MT>(sc[t], qf.x, 0u, qf.y, 0u, b0, b1);
-        if (need_lo) mma_16816<MT>(sc[t], qf.z, 0u, qf.w, 0u, b0, b1);
+        mma_16816<MT>(sc[t], qf.z, 0u, qf.w, 0u, b0, b1);
       }
     }
     if constexpr (kDim > 128) load_v(gr);
@@ -185,7 +175,7 @@ __global__ void __launch_bounds__(kAttnThreads, (kMmaMinBlocks<KVT, kDim>)) atte
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int64_t key = gr.base + 8 * t + 2 * c + e;
-        const float dot = sc[t][e] * s_scale;
+        const float dot = kFp8 ? sc[t][e] * kFp8Rescale : sc[t][e];
         x[t][e] = tile_logit(a, row, dot, key < qt.blk_hi ? static_cast<int>(key) : qt.blk_hi);
         mx = x[t][e] > mx ? x[t][e] : mx;
       }

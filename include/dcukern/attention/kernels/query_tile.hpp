@@ -82,8 +82,8 @@ __device__ __forceinline__ float tile_q(const AttnArgs& a, int b, int t, int h, 
   return a.q_is_bf16 ? bf16_to_float(q[d]) : f16_to_float(q[d]);
 }
 
-// What q (grouped kernel) or the dot product (mma kernel) is multiplied by: the dot is then the logit in
-// base-2 units (no soft cap) or the pre-cap logit in natural units. k_scale: the fp8 K scale times kFp8Rescale, or 1.
+// What q is multiplied by before the dot products: the dot is then the logit in base-2 units (no soft
+// cap) or the pre-cap logit in natural units. k_scale: the fp8 K scale times kFp8Rescale, or 1.
 __device__ __forceinline__ float q_prescale(const AttnArgs& a, float k_scale) {
   return a.scale * k_scale * (a.soft_cap > 0.f ? 1.f : kLog2e);
 }
