@@ -1,6 +1,6 @@
-// Paged-KV decode attention device tests: the attention rows (forced: none has device evidence yet)
-// against the double host reference over head_dim {64, 96, 128, 256} x page size {1, 16, 64, 544} x GQA
-// ratio {1, 2, 4, 5, 6, 8, 16}, both pool layouts; ragged contexts 0..32768 in one batch and a 256K
+// Paged-KV decode attention device tests: every attention row (forced by id) against the double host
+// reference over head_dim {64, 96, 128, 256} x page size {1, 16, 64, 544} x GQA ratio {1, 2, 4, 5, 6, 8,
+// 16}, both pool layouts; ragged contexts 0..32768 in one batch and a 256K
 // context; every option on and off (scale, soft cap, window, ALiBi, sinks, LSE); fp8 e4m3 KV; 1..8 query
 // tokens; split and unsplit plans; fixed-chunk bits identical across batch compositions; pools over 2^31
 // elements; graph capture + replay; rejected calls write nothing. DCUKERN_TEST_QUICK=1 runs a smaller set
@@ -363,7 +363,7 @@ TEST_CASE("attention: graph capture and replay give the bits of eager runs") {
   }
 }
 
-TEST_CASE("attention: a rejected call writes nothing; unforced rows are not selected") {
+TEST_CASE("attention: a rejected call writes nothing; an unforced call takes the first row that fits") {
   std::mt19937_64 rng(19);
   AttnConfig c;
   c.ctx = {10, 20};
@@ -371,8 +371,6 @@ TEST_CASE("attention: a rejected call writes nothing; unforced rows are not sele
   pr.poison();
   const auto o0 = pr.o.download();
   const auto lse0 = pr.lse.download();
-  // No evidence, not forced: no row accepts the call.
-  CHECK(attention(pr.params(), nullptr, 0, stream_t{}).code() == StatusCode::unsupported);
   for (const char* id : {"attention.split_kv", "attention.grouped_split", "attention.mma_split"}) {
     INFO(id);
     ForceRow force(id);
@@ -398,4 +396,14 @@ TEST_CASE("attention: a rejected call writes nothing; unforced rows are not sele
   test::device_synchronize();
   CHECK(same_bits(pr.o.download(), o0));
   CHECK(same_bits(pr.lse.download(), lse0));
+  // Unforced, no workspace: the first row in table order whose ISA and contract hold runs (the tensor-core
+  // row where the device has mma.sync, else the grouped row) and matches the reference.
+  Explanation why;
+  AttentionOptions opt;
+  opt.explain = &why;
+  CHECK(attention(pr.params(), nullptr, 0, stream_t{}, opt).ok());
+  test::device_synchronize();
+  const bool mma = has_feature(test::device_target(), Feature::nv_mma_f16);
+  CHECK(std::string(why.chosen ? why.chosen : "") == (mma ? "attention.mma" : "attention.grouped"));
+  check_against_reference(pr, "unforced");
 }
