@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs the GPU evidence for a CUDA build on a machine with an NVIDIA GPU: every device test binary,
-# the same binaries under compute-sanitizer memcheck (quick mode), and every benchmark with JSON output.
+# Runs the GPU evidence for a CUDA build on a machine with an NVIDIA GPU: every device test binary (each
+# test case in its own process, DCUKERN_GPU_JOBS of them at a time, default: the CPU count, since the
+# host references dominate), the same binaries under compute-sanitizer memcheck (quick mode), and every
+# benchmark with JSON output.
 #   tools/gpu_check.sh BIN_DIR OUT_DIR [benchmark filter]
 # BIN_DIR holds *_device_tests and *_bench binaries (and libbenchmark beside the benches).
 # DCUKERN_GPU_ONLY="attention gdn" limits the run to those ops' binaries (a whole run can outlast a
@@ -17,9 +19,21 @@ for t in "$bin"/*_device_tests; do
   [ -x "$t" ] || continue
   name=$(basename "$t")
   wanted "$name" || continue
-  echo "== $name"
-  timeout "$limit" "$t" > "$out/$name.log" 2>&1; rc=$?
-  tail -4 "$out/$name.log"; [ $rc -eq 0 ] || status=1
+  echo "== $name (one process per test case)"
+  mkdir -p "$out/$name"
+  jobs=${DCUKERN_GPU_JOBS:-$(nproc)} i=0
+  while IFS= read -r tc; do
+    i=$((i + 1))
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 1; done
+    # doctest filters split at commas: escape them so the exact name is one filter
+    ( timeout "$limit" "$t" -tc="${tc//,/\\,}" > "$out/$name/case$i.log" 2>&1; echo "rc=$?" >> "$out/$name/case$i.log" ) &
+  done < <("$t" --list-test-cases | grep -v '^\[doctest\]\|^====')
+  wait
+  for f in "$out/$name"/case*.log; do
+    grep -q '^rc=0$' "$f" || { status=1; echo "FAILED: $f"; tail -12 "$f"; }
+  done
+  cat "$out/$name"/case*.log | awk '/test cases:/ {c += $4; p += $6} /assertions:/ {a += $3; ap += $5}
+    END {print "   cases " p "/" c " passed, assertions " ap "/" a " passed"}'
   echo "== $name under compute-sanitizer memcheck (DCUKERN_TEST_QUICK=1)"
   DCUKERN_TEST_QUICK=1 timeout "$limit" compute-sanitizer --tool memcheck --error-exitcode 9 "$t" > "$out/$name.memcheck.log" 2>&1; rc=$?
   tail -4 "$out/$name.memcheck.log"; [ $rc -eq 0 ] || status=1
