@@ -7,25 +7,11 @@
 #include <random>
 #include <vector>
 
+#include "audit/device_copy.hpp"
 #include "dcukern/gemv.hpp"
 #include "dcukern/ref/gemv.hpp"
 
 namespace dcukern::smoke {
-
-// Device copy of a host vector, freed at scope exit.
-struct DeviceCopy {
-  void* ptr = nullptr;
-  template <class T>
-  explicit DeviceCopy(const std::vector<T>& h) {
-    if (runtime_malloc(&ptr, h.size() * sizeof(T)) == kRuntimeSuccess)
-      (void)runtime_copy_to_device(ptr, h.data(), h.size() * sizeof(T));
-    else
-      ptr = nullptr;
-  }
-  ~DeviceCopy() {
-    if (ptr) (void)runtime_free(ptr);
-  }
-};
 
 // Returns the number of failed rows; prints one Markdown table row per enabled row.
 inline int gemv_smoke(const TargetInfo& target) {
