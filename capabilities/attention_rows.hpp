@@ -2,9 +2,10 @@
 // yet), then the rows below, top to bottom: on NVIDIA sm_80+ the tensor-core rows, elsewhere the grouped
 // rows, then the per-row rows, which accept every valid call.
 //
-// Evidence (kEvidence): every row passed tests/device/attention_device_test.cu on the H200 at 68cde81
-// (11 cases, 30519 assertions; compute-sanitizer memcheck clean), and capabilities/evidence/
-// attention-sm_90.json holds the benchmark of the two split rows at that commit. AMD / Hygon: the portable
+// Evidence (kEvidence): every row but the experimental attention.mma_split.sectors (none yet) passed
+// tests/device/attention_device_test.cu on the H200 at 68cde81 (11 cases, 30519 assertions;
+// compute-sanitizer memcheck clean), and capabilities/evidence/attention-sm_90.json holds the benchmark
+// of the two split rows at that commit. AMD / Hygon: the portable
 // rows compile for every target (ISA audit); none has run on that hardware.
 #pragma once
 #include "dcukern/attention/kernel_id.hpp"
@@ -33,6 +34,12 @@ constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
 }  // namespace attention_rows
 
 inline constexpr AttentionRow kAttentionRows[] = {
+    {"attention.mma_split.sectors",
+     "attention.mma_split whose lanes sharing a key read one contiguous run per load instruction, so every "
+     "32-byte sector a load touches is fully used. Experimental: compiled, not yet run on a GPU (no "
+     "evidence: selected only when forced)",
+     features(Feature::nv_mma_f16), nullptr, attention_rows::any_call(true, true), Semantics{true, true, false},
+     nullptr, "attention.mma_split", AttentionKernel::mma_split_sectors, "attention_mma_kernel<"},
     {"attention.mma_split",
      "NVIDIA tensor cores (mma.sync): S = Q K^T and O^T += V^T P^T per 16 keys for the query rows sharing a "
      "KV head (up to 8), fragments filled by 16-byte loads; split-KV by the plan with an LSE merge (one "
@@ -52,13 +59,13 @@ inline constexpr AttentionRow kAttentionRows[] = {
     {"attention.grouped",
      "the query rows sharing a KV head read each K/V vector once, 16-byte loads, one block per (query "
      "tile, KV head, sequence), no workspace",
-     0, nullptr, attention_rows::any_call(false, true), Semantics{true, false, false}, attention_rows::kEvidence, "attention.row",
-     AttentionKernel::grouped, "attention_grouped_kernel<"},
+     0, nullptr, attention_rows::any_call(false, true), Semantics{true, false, false}, attention_rows::kEvidence,
+     "attention.row", AttentionKernel::grouped, "attention_grouped_kernel<"},
     {"attention.split_kv",
      "flash-decoding: blocks per (query row, KV chunk) write fp32 partials, an LSE merge kernel combines "
      "them; any D<=256, page size, GQA ratio",
-     0, nullptr, attention_rows::any_call(true), Semantics{true, true, false}, attention_rows::kEvidence, "attention.row",
-     AttentionKernel::split_kv, "attention_merge_kernel<"},
+     0, nullptr, attention_rows::any_call(true), Semantics{true, true, false}, attention_rows::kEvidence,
+     "attention.row", AttentionKernel::split_kv, "attention_merge_kernel<"},
     {"attention.row",
      "one block per query row over all its keys, warps split the keys, online softmax; any D<=256, page "
      "size, GQA ratio",

@@ -171,7 +171,8 @@ std::string chosen(const AttentionParams& p, bool workspace, const char* target)
 
 TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   for (const auto& row : AttentionOp::rows()) {
-    CHECK(row.evidence != nullptr);
+    // Every row has device evidence but the experimental one, which runs only when forced (below).
+    CHECK((row.evidence == nullptr) == (std::string(row.id) == "attention.mma_split.sectors"));
     CHECK(row.isa_needs == attention_kernel_isa(row.kernel));
     CHECK(row.kernel_symbol != nullptr);
     CHECK(!row.contract.describe().empty());
@@ -188,6 +189,11 @@ TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   odd.head_dim = 100;
   CHECK(chosen(odd, true, "sm_90") == "attention.split_kv");
   CHECK(chosen(odd, false, "gfx90a") == "attention.row");
+  // The experimental row: passed over (no evidence) unless forced.
+  Overrides::instance().force("attention.mma_split.sectors");
+  CHECK(chosen(valid(), true, "sm_90") == "attention.mma_split.sectors");
+  CHECK(chosen(valid(), true, "gfx90a") == "attention.grouped_split");  // forcing never opens an ISA need
+  Overrides::instance().unforce("attention.mma_split.sectors");
   // A disabled row is passed over (the next row in table order takes the call).
   Overrides::instance().disable("attention.mma_split");
   CHECK(chosen(valid(), true, "sm_90") == "attention.mma");

@@ -13,11 +13,14 @@ enum class AttentionKernel : uint8_t {
   grouped_split,  // grouped, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
   mma,            // grouped on NVIDIA tensor cores (mma.sync), no workspace
   mma_split,      // mma, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
+  mma_split_sectors,  // mma_split whose lanes sharing a key load contiguous runs (MmaHeadMap)
 };
 
 // The mma kernels need NVIDIA's mma.sync; the others are portable HIP/CUDA.
 constexpr FeatureSet attention_kernel_isa(AttentionKernel k) {
-  return k == AttentionKernel::mma || k == AttentionKernel::mma_split ? features(Feature::nv_mma_f16) : 0;
+  return k == AttentionKernel::mma || k == AttentionKernel::mma_split || k == AttentionKernel::mma_split_sectors
+             ? features(Feature::nv_mma_f16)
+             : 0;
 }
 
 }  // namespace dcukern

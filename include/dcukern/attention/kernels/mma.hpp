@@ -8,12 +8,13 @@
 // elements per tile, N = 8 query rows, K = the 16 keys), so the probabilities go from S's accumulator
 // straight into P^T's fragment. The head dim is permuted (a dot product and the output's element order
 // are ours to choose) so that every fragment is filled from whole 16-byte loads: lane (g, c) reads
-// elements [c D/4, (c+1) D/4) of keys g and g+8 for K, and [g D/8, (g+1) D/8) of keys 2c, 2c+1, 2c+8,
-// 2c+9 for V. MMA inputs are bf16 for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16, times 2^-8
-// where the decode is the bit trick of kv_vec.hpp, undone on S and on the output); q enters as a hi + lo
-// pair of that type (two MMAs) so the logits keep fp32-like precision; P is rounded to the MMA type and o
-// is normalised by the sum of the rounded values, so P's rounding cancels in o; the LSE comes from the
-// unrounded sum. (Measured and dropped: skipping the lo MMAs where q is exact in the MMA type, scale on S
+// 8-element vectors of keys g and g+8 for K, and of keys 2c, 2c+1, 2c+8, 2c+9 for V, at the elements
+// MmaHeadMap<kDim, kSectors> names (kSectors: the variant whose lanes sharing a key read contiguous
+// runs; experimental). MMA inputs are bf16 for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16,
+// times 2^-8 where the decode is the bit trick of kv_vec.hpp, undone on S and on the output); q enters as
+// a hi + lo pair of that type (two MMAs) so the logits keep fp32-like precision; P is rounded to the MMA
+// type and o is normalised by the sum of the rounded values, so P's rounding cancels in o; the LSE comes
+// from the unrounded sum. (Measured and dropped: skipping the lo MMAs where q is exact in the MMA type, scale on S
 // in fp32: 8-20% slower.)
 // Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
 // After issuing a group's loads, a warp reads the block-table entries of its next group, so they land
@@ -21,6 +22,7 @@
 // L2 prefetches of the next 1-4 groups; a 4-blocks-per-SM register bound: each was slower or no better.)
 #pragma once
 #include "dcukern/attention/kernels/kv_vec.hpp"
+#include "dcukern/attention/kernels/mma_head_map.hpp"
 #include "dcukern/attention/kernels/query_tile.hpp"
 #include "dcukern/platform/mma.hpp"
 
@@ -64,16 +66,14 @@ __device__ __forceinline__ void quad_of_key(const KvVec<KVT>& x, int s, uint32_t
 }
 #endif
 
-template <DType KVT, int kDim>
+template <DType KVT, int kDim, bool kSectors>
 __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
   constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
   constexpr bool kFp8 = KVT == DType::fp8_e4m3;
   constexpr int kWarps = kAttnThreads / 32;
-  constexpr int kSteps = kDim / 16;   // k-steps of Q K^T, m-tiles of V^T P^T
-  constexpr int kKVecs = kDim / 32;   // 8-element vectors of a lane's quarter of a K row
-  constexpr int kVVecs = kDim / 64;   // 8-element vectors of a lane's eighth of a V row
-  static_assert(kDim % 64 == 0, "head_dim bound must be a multiple of 64");
+  using Map = MmaHeadMap<kDim, kSectors>;
+  constexpr int kSteps = Map::kSteps, kKVecs = Map::kKVecs, kVVecs = Map::kVVecs;
   __shared__ float s_acc[kWarps][kMmaTile][kDim];
   __shared__ float s_m[kMmaTile][kWarps], s_l[kMmaTile][kWarps], s_le[kMmaTile][kWarps];
   __shared__ uint4 s_q[kSteps][32];
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       uint16_t hi[2], lo[2];
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int d = qc * (kDim / 4) + 4 * s + 2 * r + e;
+        const int d = Map::q_elem(qc, s, r, e);
         const float x = qg < qt.rows && d < a.head_dim ? tile_q(a, tb.b, qr.t, qr.h, d) * qs : 0.f;
         hi[e] = to_mma<MT>(x);
         lo[e] = to_mma<MT>(x - from_mma<MT>(hi[e]));
@@ -134,7 +134,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       const int64_t off = __shfl_sync(0xffffffffu, gr.my_off, 2 * c + (r & 1) + 8 * (r >> 1));
 #pragma unroll
       for (int i = 0; i < kVVecs; ++i) {
-        if (off >= 0 && g * (kDim / 8) + 8 * i < a.head_dim) gr.v[r][i].load(a.v, off + g * (kDim / 8) + 8 * i);
+        if (off >= 0 && Map::v_base(g) + Map::kVStride * i < a.head_dim)
+          gr.v[r][i].load(a.v, off + Map::v_base(g) + Map::kVStride * i);
         else gr.v[r][i].zero();
       }
     }
@@ -148,7 +149,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       const int64_t off = __shfl_sync(0xffffffffu, gr.my_off, 8 * t + g);
 #pragma unroll
       for (int i = 0; i < kKVecs; ++i) {
-        if (off >= 0 && c * (kDim / 4) + 8 * i < a.head_dim) gr.k[t][i].load(a.k, off + c * (kDim / 4) + 8 * i);
+        if (off >= 0 && Map::k_base(c) + Map::kKStride * i < a.head_dim)
+          gr.k[t][i].load(a.k, off + Map::k_base(c) + Map::kKStride * i);
         else gr.k[t][i].zero();
       }
     }
@@ -235,7 +237,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   if (c == 0) s_m[g][warp] = m, s_l[g][warp] = l, s_le[g][warp] = le;
 #pragma unroll
   for (int u = 0; u < kSteps; ++u) {
-    const int d = g * (kDim / 8) + 2 * u;
+    const int d = Map::o_elem(g, u, 0);
     s_acc[warp][2 * c][d] = o[u][0];
     s_acc[warp][2 * c + 1][d] = o[u][1];
     s_acc[warp][2 * c][d + 1] = o[u][2];
