@@ -36,11 +36,12 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
   Status s = select_attention(p, workspace != nullptr, *ctx->target.info, opt.row, &row, &call, opt.explain);
   if (!s.ok()) return s;
   attn_detail::AttnArgs a = attn_detail::make_args(p);
-  a.q_tiles = attention_q_tiles(call);
+  const int max_tile = attention_kernel_max_tile(row->kernel);
+  a.q_tiles = attention_q_tiles(call, max_tile);
   const int64_t rows = int64_t(p.batch) * p.q_tokens * p.num_q_heads;
   if (row->contract.needs_workspace) {
     AttentionPlan plan;
-    if (s = plan_attention(call, ctx->facts.compute_units, opt.plan, &plan); !s.ok()) return s;
+    if (s = plan_attention(call, ctx->facts.compute_units, opt.plan, &plan, max_tile); !s.ok()) return s;
     const size_t need = attention_plan_workspace_bytes(plan, p.head_dim);
     if (workspace_bytes < need)
       return Status::invalid("attention: workspace of " + std::to_string(workspace_bytes) + " bytes, the plan needs " +
@@ -55,7 +56,7 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
       a.part_lse = a.part_o + static_cast<size_t>(rows) * plan.num_chunks * p.head_dim;
     }
   }
-  s = attn_detail::launch(row->kernel, attention_q_tile(call), p.q.dtype, p.kv.dtype, a, rows, stream);
+  s = attn_detail::launch(row->kernel, attention_q_tile(call, max_tile), p.q.dtype, p.kv.dtype, a, rows, stream);
   if (!s.ok()) return s;
   return runtime_status(runtime_last_error(), "attention launch");
 }

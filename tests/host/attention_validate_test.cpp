@@ -141,6 +141,25 @@ TEST_CASE("attention: split-KV plan and workspace bound") {
     more.blocks_per_cu = -1;
     CHECK(plan_attention(one, 132, more, &dense).code() == StatusCode::invalid_argument);
   }
+  // A row's smaller query-tile cap (attention_kernel_max_tile) never needs more chunks, so the default
+  // workspace query bounds it: over batches, GQA groups, token counts, contexts and plan options.
+  for (int batch : {1, 3, 64})
+    for (int group : {1, 4, 5, 6, 8, 16})
+      for (int tokens : {1, 3, 8})
+        for (int64_t context : {1, 700, 32768, 1 << 20})
+          for (int option = 0; option < 3; ++option) {
+            AttentionCall call = c;
+            call.batch = batch, call.num_kv_heads = 2, call.num_q_heads = 2 * group, call.group = group;
+            call.q_tokens = tokens, call.max_context = context;
+            AttentionPlanOptions o;
+            o.force_split = option == 1;
+            o.blocks_per_cu = option == 2 ? 64 : 0;
+            AttentionPlan by8, by4;
+            REQUIRE(plan_attention(call, 132, o, &by8).ok());
+            REQUIRE(plan_attention(call, 132, o, &by4, 4).ok());
+            CHECK(by4.num_chunks <= by8.num_chunks);
+            CHECK(attention_q_tiles(call, 4) * attention_q_tile(call, 4) >= tokens * group);
+          }
   // force_split splits a short context too.
   c.batch = 64, c.num_q_heads = 32, c.max_context = 100;
   AttentionPlanOptions force;
@@ -171,8 +190,9 @@ std::string chosen(const AttentionParams& p, bool workspace, const char* target)
 
 TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   for (const auto& row : AttentionOp::rows()) {
-    // Every row has device evidence but the experimental one, which runs only when forced (below).
-    CHECK((row.evidence == nullptr) == (std::string(row.id) == "attention.mma_split.sectors"));
+    // Every row has device evidence but the experimental ones, which run only when forced (below).
+    const std::string id = row.id;
+    CHECK((row.evidence == nullptr) == (id == "attention.mma_split.sectors" || id == "attention.grouped_split.t4"));
     CHECK(row.isa_needs == attention_kernel_isa(row.kernel));
     CHECK(row.kernel_symbol != nullptr);
     CHECK(!row.contract.describe().empty());
@@ -189,7 +209,10 @@ TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   odd.head_dim = 100;
   CHECK(chosen(odd, true, "sm_90") == "attention.split_kv");
   CHECK(chosen(odd, false, "gfx90a") == "attention.row");
-  // The experimental row: passed over (no evidence) unless forced.
+  // The experimental rows: passed over (no evidence) unless forced.
+  Overrides::instance().force("attention.grouped_split.t4");
+  CHECK(chosen(valid(), true, "gfx90a") == "attention.grouped_split.t4");
+  Overrides::instance().unforce("attention.grouped_split.t4");
   Overrides::instance().force("attention.mma_split.sectors");
   CHECK(chosen(valid(), true, "sm_90") == "attention.mma_split.sectors");
   CHECK(chosen(valid(), true, "gfx90a") == "attention.grouped_split");  // forcing never opens an ISA need

@@ -94,7 +94,8 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
       else attention_row_kernel<QT, KVT, false><<<static_cast<unsigned>(rows), kAttnThreads, 0, s>>>(a);
       break;
     case AttentionKernel::grouped:
-    case AttentionKernel::grouped_split: {
+    case AttentionKernel::grouped_split:
+    case AttentionKernel::grouped_split_t4: {
       const unsigned n = tile_grid_blocks(a, rows);
       if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
       if (Status st = launch_grouped<KVT>(tile, a, n, s); !st.ok()) return st;

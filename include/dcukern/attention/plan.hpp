@@ -34,21 +34,24 @@ constexpr int64_t kAttnMinChunk = 256;     // automatic plans never cut finer
 constexpr int kAttnBlocksPerCu = 4;        // automatic plans aim at this many blocks per compute unit
 constexpr int64_t kAttnMaxGridBlocks = (int64_t(1) << 31) - 1;
 
-// Query rows per grouped-kernel tile: T * group rows share a KV head; tiles hold 1, 2, 4 or 8 of them.
-inline int attention_q_tile(const AttentionCall& c) {
+// Query rows per grouped-kernel tile: T * group rows share a KV head; tiles hold 1, 2, 4 or 8 of them
+// (at most max_tile, a power of two: the row's kernel may cap it, attention_kernel_max_tile).
+inline int attention_q_tile(const AttentionCall& c, int max_tile = 8) {
   int tile = 1;
-  while (tile < c.q_tokens * c.group && tile < 8) tile *= 2;
+  while (tile < c.q_tokens * c.group && tile < max_tile) tile *= 2;
   return tile;
 }
-inline int attention_q_tiles(const AttentionCall& c) {
-  const int tile = attention_q_tile(c);
+inline int attention_q_tiles(const AttentionCall& c, int max_tile = 8) {
+  const int tile = attention_q_tile(c, max_tile);
   return (c.q_tokens * c.group + tile - 1) / tile;
 }
 
+// max_tile: the row's query-tile cap. A smaller cap means more blocks per chunk, so never more chunks:
+// the workspace of the default cap (attention_workspace_bytes) bounds every row's.
 inline Status plan_attention(const AttentionCall& c, int compute_units, const AttentionPlanOptions& opt,
-                             AttentionPlan* plan) {
+                             AttentionPlan* plan, int max_tile = 8) {
   const int64_t rows = int64_t(c.batch) * c.q_tokens * c.num_q_heads;
-  const int64_t units = int64_t(c.batch) * c.num_kv_heads * attention_q_tiles(c);  // grouped blocks per chunk
+  const int64_t units = int64_t(c.batch) * c.num_kv_heads * attention_q_tiles(c, max_tile);  // blocks per chunk
   const int64_t ctx = std::max<int64_t>(c.max_context, 1);
   AttentionPlan p;
   p.rows = rows;
