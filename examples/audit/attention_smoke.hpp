@@ -54,7 +54,7 @@ inline int attention_smoke(const TargetInfo& target) {
   for (const auto& row : AttentionOp::rows()) {
     if (!row_unavailable_reason(row, target, AttentionOp::compiled_in(row.kernel)).empty()) continue;
     std::vector<uint16_t> o(q.size(), 0xFFFF);
-    std::vector<float> lse(B * HQ, 0.f);
+    std::vector<float> lse(B * HQ, std::nanf(""));  // an LSE the row never writes fails
     DeviceCopy dq(q), dk(k), dv(v), dt(table), dl(lens), dout(o), dlse(lse);
     const AttentionParams p = params(dq.ptr, dout.ptr, dk.ptr, dv.ptr, static_cast<const int32_t*>(dt.ptr),
                                      static_cast<const int32_t*>(dl.ptr), static_cast<float*>(dlse.ptr));

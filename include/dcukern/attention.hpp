@@ -7,9 +7,10 @@
 //
 // No allocation, no host synchronisation: capturable in a HIP/CUDA graph (the plan reads host values
 // only). On any error nothing is launched and o / lse are untouched.
-// NOTE: no attention row has device evidence yet, so none is selected unless forced (DCUKERN_FORCE, or
-// AttentionOptions::row): attention.mma_split is the fastest on NVIDIA, attention.grouped_split the
-// fastest portable row (capabilities/evidence/attention-sm_90.json).
+// Rows (capabilities/attention_rows.hpp): the tensor-core rows on NVIDIA sm_80+, the grouped rows on every
+// other target, the per-row rows for calls outside their contracts; the experimental .sectors and .t4
+// rows have no device evidence and run only when forced (DCUKERN_FORCE, or AttentionOptions::row with
+// the row forced). Speed on the H200: capabilities/evidence/attention-sm_90.json.
 #pragma once
 #include "dcukern/attention/launch.hpp"
 

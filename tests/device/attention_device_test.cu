@@ -367,6 +367,7 @@ TEST_CASE("attention: graph capture and replay give the bits of eager runs") {
 }
 
 TEST_CASE("attention: a rejected call writes nothing; an unforced call takes the first row that fits") {
+  Overrides::instance().clear();  // environment overrides (DCUKERN_FORCE / DCUKERN_DISABLE) would change the pick
   std::mt19937_64 rng(19);
   AttnConfig c;
   c.ctx = {10, 20};
@@ -382,6 +383,7 @@ TEST_CASE("attention: a rejected call writes nothing; an unforced call takes the
     CHECK(attention(bad, nullptr, 0, stream_t{}, AttentionOptions{id}).code() == StatusCode::unsupported);
     // A workspace one byte short.
     const size_t bytes = attention_workspace_bytes(pr.params());
+    REQUIRE(bytes > 0);
     DeviceBuffer<uint8_t> ws(bytes);
     CHECK(attention(pr.params(), ws.get(), bytes - 1, stream_t{}, AttentionOptions{id}).code() ==
           StatusCode::invalid_argument);

@@ -85,12 +85,12 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   const TileRow row = qt.row(g);  // this lane's query row (rows >= qt.rows have an empty range)
 
   // Q fragments (row g; rows g + 8 are zero), in shared memory (read once per k-step; registers go to
-  // the K/V loads in flight): k-step s, lane (g, c) holds elements c D/4 + 4s + {0, 1} and + {2, 3} as
-  // {hi, hi, lo, lo} words.
+  // the K/V loads in flight): k-step s, lane (g, c) holds elements Map::q_elem(c, s, r, e) (words r = 0,
+  // 1; halves e) as {hi, hi, lo, lo} words.
   for (int i = static_cast<int>(threadIdx.x); i < kSteps * 32; i += kAttnThreads) {
     const int s = i / 32, qg = (i % 32) / 4, qc = i % 4;
     const TileRow qr = qt.row(qg);
-    const float qs = q_prescale(a, kFp8 ? a.k_scale : 1.f);  // fp8's 2^8 goes on S (f16 q keeps its range)
+    const float qs = q_prescale(a, kFp8 ? a.k_scale : 1.f);  // kFp8Rescale goes on S (f16 q keeps its range)
     uint32_t w[4];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -109,7 +109,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   }
   __syncthreads();
 
-  // O^T accumulators: m-tile u holds d = g D/8 + 2u (+1 for [2], [3]) of query rows 2c ([0], [2]), 2c+1.
+  // O^T accumulators: m-tile u holds d = Map::o_elem(g, u, 0) ([0], [1]) and Map::o_elem(g, u, 1) ([2], [3])
+  // of query rows 2c ([0], [2]) and 2c + 1 ([1], [3]).
   float o[kSteps][4];
 #pragma unroll
   for (int u = 0; u < kSteps; ++u) o[u][0] = o[u][1] = o[u][2] = o[u][3] = 0.f;
