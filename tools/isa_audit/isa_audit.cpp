@@ -4,9 +4,13 @@
 // load from memory), and contain an instruction proving each ISA feature the row needs. For each
 // feature the target lacks: no instruction exclusive to it appears anywhere (e.g. no v_dot2c on
 // gfx906), and the kernels of rows disabled for lack of an instruction are compiled out (their device
-// guards hold). Prints a Markdown table per target; exits 1 on any mismatch.
+// guards hold). Beside each row: the largest register count, scratch size and the lowest occupancy the
+// compiler reports for its kernels (the resource comments after each function), so a kernel that spills
+// or runs one wave per SIMD on a target shows here before anyone runs it there. Prints a Markdown table
+// per target; exits 1 on any mismatch.
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -30,7 +34,14 @@ namespace {
 struct Kernel {
   std::string name;  // demangled
   std::vector<std::string> lines;
+  int vgprs = -1, scratch = -1, occupancy = -1;  // from the compiler's comments (-1: not reported)
 };
+
+// "; Name: 12" -> 12 when the line is that comment, else -1.
+int comment_value(const std::string& line, const char* name) {
+  const std::string key = std::string("; ") + name + ": ";
+  return line.rfind(key, 0) == 0 ? std::atoi(line.c_str() + key.size()) : -1;
+}
 
 std::string demangle(const std::string& mangled) {
   int status = 0;
@@ -62,7 +73,15 @@ std::vector<Kernel> read_kernels(const std::string& path, std::vector<std::strin
       current = nullptr;
       continue;
     }
-    if (current) current->lines.push_back(line);
+    if (current) {
+      current->lines.push_back(line);
+    } else if (!kernels.empty()) {  // the resource comments follow the function's end
+      Kernel& k = kernels.back();
+      if (int v = comment_value(line, "TotalNumVgprs"); v >= 0) k.vgprs = v;
+      else if (int n = comment_value(line, "NumVgprs"); n >= 0 && k.vgprs < 0) k.vgprs = n;
+      if (int v = comment_value(line, "ScratchSize"); v >= 0) k.scratch = v;
+      if (int v = comment_value(line, "Occupancy"); v >= 0) k.occupancy = v;
+    }
   }
   return kernels;
 }
@@ -74,6 +93,10 @@ bool contains_mnemonic(const std::vector<std::string>& lines, const char* mnemon
   }
   return false;
 }
+
+// A call (to a device-library function that is not linked for this target here): the compiler then
+// reserves a default stack, so its register and scratch numbers are not the final ones.
+bool calls_out(const Kernel& k) { return contains_mnemonic(k.lines, "s_swappc_b64"); }
 
 bool loads_memory(const Kernel& k) {
   for (const char* m : {"global_load", "buffer_load", "flat_load"})
@@ -115,10 +138,63 @@ int audit_rows(const char* op, const TargetInfo& t, const std::vector<Kernel>& k
       }
     }
     failures += verdict != "ok";
-    std::printf("| %s | %s | %s | %zu | %s | %s |\n", op, row.id, enabled ? "yes" : "no", mine.size(), proof.c_str(),
-                verdict.c_str());
+    int vgprs = -1, scratch = -1, occupancy = 1 << 20;
+    bool unlinked = false;
+    for (const Kernel* k : mine)
+      if (loads_memory(*k)) {
+        unlinked = unlinked || calls_out(*k);
+        vgprs = std::max(vgprs, k->vgprs), scratch = std::max(scratch, k->scratch);
+        if (k->occupancy >= 0) occupancy = std::min(occupancy, k->occupancy);
+      }
+    const std::string res = unlinked ? "unknown (calls unlinked code)"
+                            : vgprs < 0 ? "-"
+                                        : std::to_string(vgprs) + " / " + std::to_string(scratch) + " / " +
+                                              (occupancy == 1 << 20 ? std::string("?") : std::to_string(occupancy));
+    std::printf("| %s | %s | %s | %zu | %s | %s | %s |\n", op, row.id, enabled ? "yes" : "no", mine.size(),
+                res.c_str(), proof.c_str(), verdict.c_str());
   }
   return failures;
+}
+
+// Kernels the compiler reports spilling to scratch or limited to one wave per SIMD (no latency hiding),
+// per kernel template: not a mismatch, a warning with the numbers.
+void print_resource_warnings(const std::vector<Kernel>& kernels) {
+  struct Tally {
+    int flagged = 0, total = 0, vgpr_lo = 1 << 20, vgpr_hi = 0, scratch = 0, occ_lo = 1 << 20, occ_hi = 0;
+  };
+  std::map<std::string, Tally> by_template;
+  int unlinked = 0;
+  for (const Kernel& k : kernels) {
+    if (!loads_memory(k)) continue;
+    if (calls_out(k)) {
+      ++unlinked;
+      continue;
+    }
+    std::string name = k.name.substr(0, k.name.find('<'));
+    if (name.rfind("void ", 0) == 0) name.erase(0, 5);
+    Tally& t = by_template[name];
+    ++t.total;
+    if (k.scratch <= 0 && k.occupancy != 1) continue;
+    ++t.flagged;
+    t.vgpr_lo = std::min(t.vgpr_lo, k.vgprs), t.vgpr_hi = std::max(t.vgpr_hi, k.vgprs);
+    t.scratch = std::max(t.scratch, k.scratch);
+    t.occ_lo = std::min(t.occ_lo, k.occupancy), t.occ_hi = std::max(t.occ_hi, k.occupancy);
+  }
+  if (unlinked)
+    std::printf("\n%d kernels call device-library code that is not linked for this target here: their register "
+                "and scratch numbers are not final and are left out below.\n",
+                unlinked);
+  std::string rows;
+  for (const auto& [name, t] : by_template)
+    if (t.flagged)
+      rows += "| " + name + " | " + std::to_string(t.flagged) + " of " + std::to_string(t.total) + " | " +
+              std::to_string(t.vgpr_lo) + "-" + std::to_string(t.vgpr_hi) + " | " + std::to_string(t.scratch) +
+              " | " + std::to_string(t.occ_lo) + "-" + std::to_string(t.occ_hi) + " |\n";
+  if (!rows.empty())
+    std::printf("\nResource warnings: instantiations that spill to scratch or run one wave per SIMD.\n\n"
+                "| kernel template | instantiations | VGPRs | max scratch bytes | waves per SIMD |\n"
+                "|---|---|---|---|---|\n%s\n",
+                rows.c_str());
 }
 
 }  // namespace
@@ -137,10 +213,11 @@ int main(int argc, char** argv) {
     }
     std::vector<std::string> all;
     const auto kernels = read_kernels(std::string(argv[1]) + "/" + argv[i] + ".s", &all);
-    std::printf("\n### %s (%zu kernels)\n\n| op | row | enabled | kernels | proof | verdict |\n|---|---|---|---|---|---|\n",
+    std::printf("\n### %s (%zu kernels)\n\n| op | row | enabled | kernels | max VGPRs / scratch bytes / min waves per SIMD "
+                "| proof | verdict |\n|---|---|---|---|---|---|---|\n",
                 t->name, kernels.size());
     if (kernels.empty()) {
-      std::printf("| - | - | - | 0 | - | NO KERNELS IN ASSEMBLY |\n");
+      std::printf("| - | - | - | 0 | - | - | NO KERNELS IN ASSEMBLY |\n");
       ++failures;
       continue;
     }
@@ -153,9 +230,11 @@ int main(int argc, char** argv) {
     for (const FeatureInfo& f : kFeatureInfo) {
       if (!f.forbidden || has_feature(*t, f.feature)) continue;
       const bool found = contains_mnemonic(all, f.forbidden);
-      std::printf("| - | (no %s without %s) | - | - | - | %s |\n", f.forbidden, f.name, found ? "FORBIDDEN INSTRUCTION FOUND" : "ok");
+      std::printf("| - | (no %s without %s) | - | - | - | - | %s |\n", f.forbidden, f.name,
+                  found ? "FORBIDDEN INSTRUCTION FOUND" : "ok");
       failures += found;
     }
+    print_resource_warnings(kernels);
   }
   std::printf("\nISA audit: %s (%d mismatches)\n", failures ? "FAILED" : "passed", failures);
   return failures ? 1 : 0;

@@ -4,6 +4,9 @@
 //   DCUKERN_PLATFORM_HOST  a plain C++ compiler: registry, references and host tests only
 //   DCUKERN_DEVICE_PASS    1 while compiling device code
 //   DCUKERN_HD             __host__ __device__ where a device compiler is in use (code shared by both)
+//   DCUKERN_CUDA_MIN_BLOCKS(n)  the second __launch_bounds__ argument for "n blocks per SM on CUDA": clang
+//                          reads that argument as waves per EU (SIMD) for AMD, so a CUDA-tuned register
+//                          bound would force AMD kernels into scratch; on HIP it is 1 (no bound)
 #pragma once
 
 #if defined(__HIPCC__) || defined(__HIP__)
@@ -22,4 +25,10 @@
 #define DCUKERN_HD
 #else
 #define DCUKERN_HD __host__ __device__
+#endif
+
+#if DCUKERN_PLATFORM_HIP
+#define DCUKERN_CUDA_MIN_BLOCKS(n) 1
+#else
+#define DCUKERN_CUDA_MIN_BLOCKS(n) (n)
 #endif

@@ -19,13 +19,15 @@
 
 namespace dcukern::gdn_detail {
 
-// Blocks per SM / CU the register allocation must allow: state bytes in flight. On the H200, 6 (at most
-// 80 registers) against no bound (114 for the [K,V] f32 tile: 4 blocks): 76-78 % against 61-63 % of read
-// bandwidth for gdn.tiled.kv at B >= 128, 82-84 % against 73-75 % for gdn.tiled.vk.
+// Blocks per SM the register allocation must allow on CUDA: state bytes in flight. On the H200, 6 (at
+// most 80 registers) against no bound (114 for the [K,V] f32 tile: 4 blocks): 76-78 % against 61-63 % of
+// read bandwidth for gdn.tiled.kv at B >= 128, 82-84 % against 73-75 % for gdn.tiled.vk. Not applied on
+// AMD (DCUKERN_CUDA_MIN_BLOCKS): there it meant 6 waves per SIMD, 40-80 registers, and the state tile
+// went to scratch (the ISA audit's resource report).
 constexpr int kTiledMinBlocks = 6;
 
 template <class T, DType DT>
-__global__ void __launch_bounds__(kTiledThreads, kTiledMinBlocks) gdn_tiled_kernel(GdnArgs a) {
+__global__ void __launch_bounds__(kTiledThreads, DCUKERN_CUDA_MIN_BLOCKS(kTiledMinBlocks)) gdn_tiled_kernel(GdnArgs a) {
   constexpr int K = T::kK, Cols = T::kCols;
   constexpr DType SDT = T::kState;
   const int col_blocks = a.vdim / Cols;

@@ -180,7 +180,7 @@ __device__ inline void sample_row(const Loader& L, const SamplingArgs& a, int64_
 }
 
 template <bool kVec, DType DT>
-__global__ void __launch_bounds__(kThreads, 2) sampling_block_kernel(SamplingArgs a) {
+__global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2)) sampling_block_kernel(SamplingArgs a) {
   __shared__ Shared s;
   const int64_t row = blockIdx.x;
   sample_row(RowLoader<DT, kVec>{row_start<DT>(a, row), a.vocab}, a, row, s);

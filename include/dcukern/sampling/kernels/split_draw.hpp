@@ -82,7 +82,7 @@ __device__ inline void split_draw(const SamplingArgs& a, const SplitWorkspace& w
 // The two passes of the split rows, one kernel template so that a row's kernel_symbol
 // ("sampling_split_kernel<true," / "<false,") names both passes of its variant.
 template <bool kVec, int kPass, DType DT>
-__global__ void __launch_bounds__(kThreads, 2) sampling_split_kernel(SamplingArgs a, SplitWorkspace w) {
+__global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2)) sampling_split_kernel(SamplingArgs a, SplitWorkspace w) {
   if constexpr (kPass == 0) split_scan<kVec, DT>(a, w);
   else split_draw<kVec, DT>(a, w);
 }

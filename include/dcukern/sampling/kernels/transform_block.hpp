@@ -126,7 +126,7 @@ __device__ inline void transform_row(const Loader& L, const TransformArgs& a, in
 }
 
 template <bool kVec, DType DT, RowTransform kOp>
-__global__ void __launch_bounds__(kThreads, 2) sampling_transform_kernel(TransformArgs a) {
+__global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2)) sampling_transform_kernel(TransformArgs a) {
   __shared__ Shared s;
   constexpr int kElt = DT == DType::f32 ? 4 : 2;
   constexpr DType kOut = kOp == RowTransform::top_k_mask_logits ? DT : DType::f32;
