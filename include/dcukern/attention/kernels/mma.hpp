@@ -14,12 +14,13 @@
 // times 2^-8 where the decode is the bit trick of kv_vec.hpp, undone on S and on the output); q enters as
 // a hi + lo pair of that type (two MMAs) so the logits keep fp32-like precision; P is rounded to the MMA
 // type and o is normalised by the sum of the rounded values, so P's rounding cancels in o; the LSE comes
-// from the unrounded sum. (Measured and dropped: skipping the lo MMAs where q is exact in the MMA type, scale on S
-// in fp32: 8-20% slower.)
+// from the unrounded sum. (Measured and dropped: skipping the lo MMAs where q is exact in the MMA type,
+// scale on S in fp32: 4-30% slower.)
 // Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
 // After issuing a group's loads, a warp reads the block-table entries of its next group, so they land
 // during the math. (Measured on the H200 and dropped: the next group's K/V in registers, 231 registers;
-// L2 prefetches of the next 1-4 groups; a 4-blocks-per-SM register bound: each was slower or no better.)
+// L2 prefetches of the next 1-4 groups; 3- or 4-blocks-per-SM register bounds: slower in most cases,
+// capabilities/evidence/attention-sm_90.json.)
 #pragma once
 #include "dcukern/attention/kernels/kv_vec.hpp"
 #include "dcukern/attention/kernels/mma_head_map.hpp"
