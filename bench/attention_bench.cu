@@ -3,7 +3,9 @@
 // attention.mma_split and attention.grouped_split with their experimental variants .sectors and .t4,
 // each forced by id (the per-row rows run at a few % of bandwidth and would take minutes over this grid).
 // Then a sweep of the split plan's block target (blocks_per_cu 4, 16, 64) for attention.mma_split at
-// context 32768. Pages are scattered through the pool (deterministic shuffle); pools rotate through > 4x
+// context 32768. Every call passes max_context_len = the context (the batch's longest, as engines pass it;
+// without it the plan sizes chunks from the table's capacity: 544 positions for a 512-token context
+// at page size 544). Pages are scattered through the pool (deterministic shuffle); pools rotate through > 4x
 // L2 where they are smaller (HBM-cold); time from CUDA-graph replay. Counters: us per call, GB/s of KV
 // bytes read, % of the read bandwidth measured in this run. Targets: >= 85 % where B x context >= 128K,
 // >= 70 % at B = 1, context 32768; page size 544 within 10 % of page size 16.
@@ -95,6 +97,7 @@ struct AttnBuffers {
     if (kvt == DType::fp8_e4m3) p.kv.k_scale = p.kv.v_scale = 0.5f;
     p.block_table = table, p.max_pages = pages_per_seq, p.block_table_stride = pages_per_seq;
     p.context_lens = lens;
+    p.max_context_len = ctx;  // the batch's longest context, as an engine passes it: sizes the split plan
     p.lse = lse;
     return p;
   }

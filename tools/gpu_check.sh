@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the GPU evidence for a CUDA build on a machine with an NVIDIA GPU: every device test binary (each
 # test case in its own process, DCUKERN_GPU_JOBS of them at a time, default: the CPU count, since the
-# host references dominate), the same binaries under compute-sanitizer memcheck (quick mode), and every
-# benchmark with JSON output.
+# host references dominate), the same binaries under compute-sanitizer memcheck (quick mode), every
+# benchmark with JSON output, and dcukern-audit (its smoke run) where BIN_DIR has it.
 #   tools/gpu_check.sh BIN_DIR OUT_DIR [benchmark filter]
 # BIN_DIR holds *_device_tests and *_bench binaries (and libbenchmark beside the benches).
 # DCUKERN_GPU_ONLY="attention gdn" limits the run to those ops' binaries (a whole run can outlast a
@@ -47,4 +47,10 @@ for b in "$bin"/*_bench; do
     > "$out/$name.txt" 2>&1 || status=1
   head -2 "$out/$name.txt"
 done
+if [ -x "$bin/dcukern-audit" ] && [ -z "$only" ]; then
+  echo "== dcukern-audit (device facts, smoke run of every enabled row, capability tables)"
+  timeout "$limit" "$bin/dcukern-audit" > "$out/dcukern-audit.md" 2>&1 || status=1
+  grep -c '| pass |' "$out/dcukern-audit.md" | sed 's/^/   smoke rows passed: /'
+  grep '| FAIL \|| [a-z]*: ' "$out/dcukern-audit.md" | grep -v '| pass |' | head -5
+fi
 exit $status
