@@ -1,7 +1,6 @@
 // Paged-KV decode attention benchmark (issue 3): B in {1, 8, 32, 64, 128} x context in {512, 4096, 32768};
 // heads (Hq/Hkv/D) 32/8/128 and 24/4/256; page size 16 and 544; bf16 KV and fp8 e4m3 KV; q/o bf16; rows
-// attention.mma_split and attention.grouped_split with their experimental variants .sectors and .t4,
-// each forced by id (the per-row rows run at a few % of bandwidth and would take minutes over this grid).
+// attention.mma_split and attention.grouped_split, each forced by id (the per-row rows run at a few % of bandwidth and would take minutes over this grid).
 // Then a sweep of the split plan's block target (blocks_per_cu 4, 16, 64) for attention.mma_split at
 // context 32768. Every call passes max_context_len = the context (the batch's longest, as engines pass it;
 // without it the plan sizes chunks from the table's capacity: 544 positions for a 512-token context
@@ -157,8 +156,7 @@ void register_all() {
       for (int ps : {16, 544})
         for (int batch : kBatches)
           for (int ctx : kContexts)
-            for (const char* row : {"attention.mma_split", "attention.mma_split.sectors", "attention.grouped_split",
-                                    "attention.grouped_split.t4"})
+            for (const char* row : {"attention.mma_split", "attention.grouped_split"})
               add(h, batch, ctx, ps, kvt, row, 0);
   // The plan's block target (blocks_per_cu; 4 is the default) for the tensor-core row, at page size 16
   // and the longest context: the unsplit grid leaves a partial last wave at B = 128, and B = 1 needs many

@@ -2,7 +2,7 @@
 // yet), then the rows below, top to bottom: on NVIDIA sm_80+ the tensor-core rows, elsewhere the grouped
 // rows, then the per-row rows, which accept every valid call.
 //
-// Evidence (kEvidence): every row but the experimental .sectors and .t4 rows (none yet) passed
+// Evidence (kEvidence): every row passed
 // tests/device/attention_device_test.cu on the H200 at 68cde81 (11 cases, 30519 assertions;
 // compute-sanitizer memcheck clean), and capabilities/evidence/attention-sm_90.json holds the benchmark
 // of the two split rows at that commit. AMD / Hygon: the portable
@@ -34,12 +34,6 @@ constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
 }  // namespace attention_rows
 
 inline constexpr AttentionRow kAttentionRows[] = {
-    {"attention.mma_split.sectors",
-     "attention.mma_split whose lanes sharing a key read one contiguous run per load instruction, so every "
-     "32-byte sector a load touches is fully used. Experimental: compiled, not yet run on a GPU (no "
-     "evidence: selected only when forced)",
-     features(Feature::nv_mma_f16), nullptr, attention_rows::any_call(true, true), Semantics{true, true, false},
-     nullptr, "attention.mma_split", AttentionKernel::mma_split_sectors, "attention_mma_kernel<"},
     {"attention.mma_split",
      "NVIDIA tensor cores (mma.sync): S = Q K^T and O^T += V^T P^T per 16 keys for the query rows sharing a "
      "KV head (up to 8), fragments filled by 16-byte loads; split-KV by the plan with an LSE merge (one "
@@ -51,12 +45,6 @@ inline constexpr AttentionRow kAttentionRows[] = {
      "head, sequence), no workspace",
      features(Feature::nv_mma_f16), nullptr, attention_rows::any_call(false, true), Semantics{true, false, false},
      attention_rows::kEvidence, "attention.grouped", AttentionKernel::mma, "attention_mma_kernel<"},
-    {"attention.grouped_split.t4",
-     "attention.grouped_split with query tiles of at most 4 rows: a GQA group of 5-8 takes two blocks per KV "
-     "head (each K/V vector read twice, the second time mostly from L2) at about half the registers per "
-     "thread. Experimental: compiled, not yet run on a GPU (no evidence: selected only when forced)",
-     0, nullptr, attention_rows::any_call(true, true), Semantics{true, true, false}, nullptr,
-     "attention.grouped_split", AttentionKernel::grouped_split_t4, "attention_grouped_kernel<"},
     {"attention.grouped_split",
      "the query rows sharing a KV head (up to 8: GQA group x tokens) read each K/V vector once, 16-byte "
      "loads, online softmax per key slot; split-KV by the plan with an LSE merge (one chunk: no merge)",

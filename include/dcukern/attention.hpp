@@ -8,9 +8,8 @@
 // No allocation, no host synchronisation: capturable in a HIP/CUDA graph (the plan reads host values
 // only). On any error nothing is launched and o / lse are untouched.
 // Rows (capabilities/attention_rows.hpp): the tensor-core rows on NVIDIA sm_80+, the grouped rows on every
-// other target, the per-row rows for calls outside their contracts; the experimental .sectors and .t4
-// rows have no device evidence and run only when forced (DCUKERN_FORCE, or AttentionOptions::row with
-// the row forced). Speed on the H200: capabilities/evidence/attention-sm_90.json.
+// other target, the per-row rows for calls outside their contracts. Speed on the H200:
+// capabilities/evidence/attention-sm_90.json.
 #pragma once
 #include "dcukern/attention/launch.hpp"
 
@@ -37,7 +36,7 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
   Status s = select_attention(p, workspace != nullptr, *ctx->target.info, opt.row, &row, &call, opt.explain);
   if (!s.ok()) return s;
   attn_detail::AttnArgs a = attn_detail::make_args(p);
-  const int max_tile = attention_kernel_max_tile(row->kernel);
+  const int max_tile = attention_kernel_max_tile(row->kernel, p.head_dim);
   a.q_tiles = attention_q_tiles(call, max_tile);
   const int64_t rows = int64_t(p.batch) * p.q_tokens * p.num_q_heads;
   if (row->contract.needs_workspace) {

@@ -23,8 +23,7 @@ using dcukern::test::quick_mode;
 namespace {
 
 const char* const kRows[] = {"attention.row", "attention.split_kv", "attention.grouped", "attention.grouped_split",
-                             "attention.grouped_split.t4", "attention.mma", "attention.mma_split",
-                             "attention.mma_split.sectors"};
+                             "attention.mma", "attention.mma_split"};
 
 // Bitwise equality (NaN poison included).
 template <class T>
@@ -274,9 +273,7 @@ TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with t
   plans[2].fixed_chunk_size = 1;
   plans[3].fixed_chunk_size = 64;
   plans[4].fixed_chunk_size = 1000;
-  for (const char* id :
-       {"attention.split_kv", "attention.grouped_split", "attention.grouped_split.t4", "attention.mma_split",
-        "attention.mma_split.sectors"})
+  for (const char* id : {"attention.split_kv", "attention.grouped_split", "attention.mma_split"})
     for (size_t i = 0; i < plans.size(); ++i) {
       if (quick_mode() && plans[i].fixed_chunk_size == 1) continue;
       INFO(id << " plan " << i << " fixed " << plans[i].fixed_chunk_size);

@@ -141,6 +141,11 @@ TEST_CASE("attention: split-KV plan and workspace bound") {
     more.blocks_per_cu = -1;
     CHECK(plan_attention(one, 132, more, &dense).code() == StatusCode::invalid_argument);
   }
+  // The grouped kernels cap the query tile at 4 rows above head_dim 128; the tensor-core kernels never.
+  CHECK(attention_kernel_max_tile(AttentionKernel::grouped_split, 256) == 4);
+  CHECK(attention_kernel_max_tile(AttentionKernel::grouped, 129) == 4);
+  CHECK(attention_kernel_max_tile(AttentionKernel::grouped_split, 128) == 8);
+  CHECK(attention_kernel_max_tile(AttentionKernel::mma_split, 256) == 8);
   // A row's smaller query-tile cap (attention_kernel_max_tile) never needs more chunks, so the default
   // workspace query bounds it: over batches, GQA groups, token counts, contexts and plan options.
   for (int batch : {1, 3, 64})
@@ -198,9 +203,7 @@ std::string chosen(const AttentionParams& p, bool workspace, const char* target)
 
 TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   for (const auto& row : AttentionOp::rows()) {
-    // Every row has device evidence but the experimental ones, which run only when forced (below).
-    const std::string id = row.id;
-    CHECK((row.evidence == nullptr) == (id == "attention.mma_split.sectors" || id == "attention.grouped_split.t4"));
+    CHECK(row.evidence != nullptr);  // every row has device evidence
     CHECK(row.isa_needs == attention_kernel_isa(row.kernel));
     CHECK(row.kernel_symbol != nullptr);
     CHECK(!row.contract.describe().empty());
@@ -217,14 +220,8 @@ TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   odd.head_dim = 100;
   CHECK(chosen(odd, true, "sm_90") == "attention.split_kv");
   CHECK(chosen(odd, false, "gfx90a") == "attention.row");
-  // The experimental rows: passed over (no evidence) unless forced.
   {
-    ScopedOverride force("attention.grouped_split.t4", true);
-    CHECK(chosen(valid(), true, "gfx90a") == "attention.grouped_split.t4");
-  }
-  {
-    ScopedOverride force("attention.mma_split.sectors", true);
-    CHECK(chosen(valid(), true, "sm_90") == "attention.mma_split.sectors");
+    ScopedOverride force("attention.mma_split", true);
     CHECK(chosen(valid(), true, "gfx90a") == "attention.grouped_split");  // forcing never opens an ISA need
   }
   // A disabled row is passed over (the next row in table order takes the call).

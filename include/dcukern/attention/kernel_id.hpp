@@ -11,20 +11,23 @@ enum class AttentionKernel : uint8_t {
   split_kv,  // one block per (query row, chunk) writing fp32 partials, then the LSE merge kernel
   grouped,        // one block per (query tile of one KV head, sequence): each K/V read serves the tile
   grouped_split,  // grouped, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
-  grouped_split_t4,  // grouped_split with query tiles of at most 4 rows
   mma,            // grouped on NVIDIA tensor cores (mma.sync), no workspace
   mma_split,      // mma, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
-  mma_split_sectors,  // mma_split whose lanes sharing a key load contiguous runs (MmaHeadMap)
 };
 
-// Largest query tile (rows sharing a KV head per block) the kernel's launch uses.
-constexpr int attention_kernel_max_tile(AttentionKernel k) { return k == AttentionKernel::grouped_split_t4 ? 4 : 8; }
+// Largest query tile (rows sharing a KV head per block) the kernel's launch uses. The grouped kernels take
+// at most 4 rows above head_dim 128: a GQA group of 5-8 then runs as two blocks per KV head (each K/V
+// vector read twice, the second time mostly from L2) at about half the registers per thread. On the H200
+// (sm_90, d9ab41f) that made grouped_split 1.17-1.76x faster at 24x4x256 over the bench grid; an 8-row
+// tile at head_dim 256 needs 251 registers (one block per SM) and spills on gfx906 and gfx1030.
+constexpr int attention_kernel_max_tile(AttentionKernel k, int head_dim) {
+  const bool grouped = k == AttentionKernel::grouped || k == AttentionKernel::grouped_split;
+  return grouped && head_dim > 128 ? 4 : 8;
+}
 
 // The mma kernels need NVIDIA's mma.sync; the others are portable HIP/CUDA.
 constexpr FeatureSet attention_kernel_isa(AttentionKernel k) {
-  return k == AttentionKernel::mma || k == AttentionKernel::mma_split || k == AttentionKernel::mma_split_sectors
-             ? features(Feature::nv_mma_f16)
-             : 0;
+  return k == AttentionKernel::mma || k == AttentionKernel::mma_split ? features(Feature::nv_mma_f16) : 0;
 }
 
 }  // namespace dcukern

@@ -68,18 +68,12 @@ Status launch_grouped(int tile, const AttnArgs& a, unsigned n, stream_t s) {
 }
 
 #if DCUKERN_PLATFORM_CUDA
-// The tensor-core kernel for the call's head_dim bound; `sectors`: the variant with MmaHeadMap's
-// sector-contiguous loads.
-template <DType KVT, bool kSectors>
-void launch_mma_map(const AttnArgs& a, unsigned n, stream_t s) {
-  if (a.head_dim <= 64) attention_mma_kernel<KVT, 64, kSectors><<<n, kAttnThreads, 0, s>>>(a);
-  else if (a.head_dim <= 128) attention_mma_kernel<KVT, 128, kSectors><<<n, kAttnThreads, 0, s>>>(a);
-  else attention_mma_kernel<KVT, 256, kSectors><<<n, kAttnThreads, 0, s>>>(a);
-}
+// The tensor-core kernel for the call's head_dim bound.
 template <DType KVT>
-void launch_mma(bool sectors, const AttnArgs& a, unsigned n, stream_t s) {
-  if (sectors) launch_mma_map<KVT, true>(a, n, s);
-  else launch_mma_map<KVT, false>(a, n, s);
+void launch_mma(const AttnArgs& a, unsigned n, stream_t s) {
+  if (a.head_dim <= 64) attention_mma_kernel<KVT, 64><<<n, kAttnThreads, 0, s>>>(a);
+  else if (a.head_dim <= 128) attention_mma_kernel<KVT, 128><<<n, kAttnThreads, 0, s>>>(a);
+  else attention_mma_kernel<KVT, 256><<<n, kAttnThreads, 0, s>>>(a);
 }
 #endif
 
@@ -94,8 +88,7 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
       else attention_row_kernel<QT, KVT, false><<<static_cast<unsigned>(rows), kAttnThreads, 0, s>>>(a);
       break;
     case AttentionKernel::grouped:
-    case AttentionKernel::grouped_split:
-    case AttentionKernel::grouped_split_t4: {
+    case AttentionKernel::grouped_split: {
       const unsigned n = tile_grid_blocks(a, rows);
       if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
       if (Status st = launch_grouped<KVT>(tile, a, n, s); !st.ok()) return st;
@@ -103,11 +96,10 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
     }
 #if DCUKERN_PLATFORM_CUDA
     case AttentionKernel::mma:
-    case AttentionKernel::mma_split:
-    case AttentionKernel::mma_split_sectors: {
+    case AttentionKernel::mma_split: {
       const unsigned n = tile_grid_blocks(a, rows);
       if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
-      launch_mma<KVT>(kernel == AttentionKernel::mma_split_sectors, a, n, s);
+      launch_mma<KVT>(a, n, s);
       break;
     }
 #endif

@@ -30,7 +30,7 @@ struct AttentionPlan {
   int64_t rows = 0;        // B * T * Hq
 };
 
-constexpr int64_t kAttnMinChunk = 256;     // automatic plans never cut finer
+constexpr int64_t kAttnMinChunk = 128;     // automatic plans never cut finer
 constexpr int kAttnBlocksPerCu = 4;        // automatic plans aim at this many blocks per compute unit
 constexpr int64_t kAttnMaxGridBlocks = (int64_t(1) << 31) - 1;
 

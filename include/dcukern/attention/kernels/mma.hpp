@@ -3,22 +3,22 @@
 // Contract: the grouped rows' (head_dim a multiple of 8 and <= kDim, pools and strides aligned to 8
 // elements; the elements past head_dim of a kDim build are not read); Feature::nv_mma_f16.
 // Work split: block = (query tile, KV head, chunk, sequence) (query_tile.hpp); its 4 warps take turns
-// over groups of 16 keys. Per group a warp computes S = Q K^T (M = 16 query rows, of which the tile's
+// over steps of one group of 16 keys (two for fp8, so a step has bf16's bytes in flight). Per group a warp computes S = Q K^T (M = 16 query rows, of which the tile's
 // <= 8 are real; N = the 16 keys as two 8-key tiles; K = head_dim) and then O^T += V^T P^T (M = 16 head
 // elements per tile, N = 8 query rows, K = the 16 keys), so the probabilities go from S's accumulator
 // straight into P^T's fragment. The head dim is permuted (a dot product and the output's element order
 // are ours to choose) so that every fragment is filled from whole 16-byte loads: lane (g, c) reads
 // 8-element vectors of keys g and g+8 for K, and of keys 2c, 2c+1, 2c+8, 2c+9 for V, at the elements
-// MmaHeadMap<kDim, kSectors> names (kSectors: the variant whose lanes sharing a key read contiguous
-// runs; experimental). MMA inputs are bf16 for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16,
+// MmaHeadMap names (kMmaSectorMap picks its variant per instantiation, as measured). MMA inputs are bf16 for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16,
 // times 2^-8 where the decode is the bit trick of kv_vec.hpp, undone on S and on the output); q enters as
 // a hi + lo pair of that type (two MMAs) so the logits keep fp32-like precision; P is rounded to the MMA
 // type and o is normalised by the sum of the rounded values, so P's rounding cancels in o; the LSE comes
 // from the unrounded sum. (Measured and dropped: skipping the lo MMAs where q is exact in the MMA type,
 // scale on S in fp32: 4-30% slower.)
 // Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
-// After issuing a group's loads, a warp reads the block-table entries of its next group, so they land
-// during the math. (Measured on the H200 and dropped: the next group's K/V in registers, 231 registers;
+// The prologue reads the first step's block-table entries and the tile's q (staged in shared memory, all
+// loads in flight at once) together; after issuing a step's loads, a warp reads the block-table entries
+// of its next step, so they land during the math. (Measured on the H200 and dropped: the next group's K/V in registers, 231 registers;
 // L2 prefetches of the next 1-4 groups; 3- or 4-blocks-per-SM register bounds: slower in most cases,
 // capabilities/evidence/attention-sm_90.json.)
 #pragma once
@@ -30,6 +30,13 @@
 namespace dcukern::attn_detail {
 
 constexpr int kMmaTile = 8;  // query rows per block tile
+
+// The head map per instantiation, as measured on the H200 at d9ab41f (both maps over the bench grid):
+// sector-contiguous loads for fp8 (0.5 % slower to 12 % faster at 32x8x128, 7-36 % faster at 24x4x256)
+// and for head_dim 256 (3-27 % faster with bf16); the strided map for f16/bf16 up to head_dim 128 (up to
+// 4 % faster where B x context >= 128K; the sector map was up to 8 % faster on the small cases).
+template <DType KVT, int kDim>
+constexpr bool kMmaSectorMap = KVT == DType::fp8_e4m3 || kDim > 128;
 
 template <DType MT>
 __device__ __forceinline__ uint16_t to_mma(float x) {
@@ -67,13 +74,13 @@ __device__ __forceinline__ void quad_of_key(const KvVec<KVT>& x, int s, uint32_t
 }
 #endif
 
-template <DType KVT, int kDim, bool kSectors>
+template <DType KVT, int kDim>
 __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
   constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
   constexpr bool kFp8 = KVT == DType::fp8_e4m3;
   constexpr int kWarps = kAttnThreads / 32;
-  using Map = MmaHeadMap<kDim, kSectors>;
+  using Map = MmaHeadMap<kDim, kMmaSectorMap<KVT, kDim>>;
   constexpr int kSteps = Map::kSteps, kKVecs = Map::kKVecs, kVVecs = Map::kVVecs;
   __shared__ float s_acc[kWarps][kMmaTile][kDim];
   __shared__ float s_m[kMmaTile][kWarps], s_l[kMmaTile][kWarps], s_le[kMmaTile][kWarps];
@@ -84,22 +91,51 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4, c = lane % 4;
   const TileRow row = qt.row(g);  // this lane's query row (rows >= qt.rows have an empty range)
+  // fp8 steps take two 16-key groups per warp, so a step has as many bytes in flight as bf16's one.
+  constexpr int kSub = kFp8 ? 2 : 1, kKeys = 16 * kSub;
+  // Lane i: the pool offset of key base + i % 16 (-1 past the block's keys).
+  auto key_offset = [&](int64_t base) -> int64_t {
+    const int64_t mine = base + (lane & 15);
+    return mine < qt.blk_hi ? kv_offset_fast(a, tb.b, tb.hk, static_cast<int>(mine)) : -1;
+  };
 
+  // The block-table entries of this warp's first step, read before q so the two latencies overlap.
+  int64_t next_off[kSub];
+#pragma unroll
+  for (int j = 0; j < kSub; ++j) next_off[j] = key_offset(qt.blk_lo + kKeys * warp + 16 * j);
+
+  // q rows of the tile, prescaled, in fp32 through shared memory (s_acc is free until the epilogue): each
+  // thread issues all its loads before using any, so the prologue costs one memory latency.
+  float(&s_qf)[kMmaTile][kDim] = s_acc[0];
+  {
+    constexpr int kPer = kMmaTile * kDim / kAttnThreads;
+    const float qs = q_prescale(a, kFp8 ? a.k_scale : 1.f);  // kFp8Rescale goes on S (f16 q keeps its range)
+    float x[kPer];
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int i = static_cast<int>(threadIdx.x) + j * kAttnThreads, qg = i / kDim, d = i % kDim;
+      const TileRow qr = qt.row(qg);
+      x[j] = qg < qt.rows && d < a.head_dim ? tile_q(a, tb.b, qr.t, qr.h, d) : 0.f;
+    }
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int i = static_cast<int>(threadIdx.x) + j * kAttnThreads;
+      s_qf[i / kDim][i % kDim] = x[j] * qs;
+    }
+  }
+  __syncthreads();
   // Q fragments (row g; rows g + 8 are zero), in shared memory (read once per k-step; registers go to
   // the K/V loads in flight): k-step s, lane (g, c) holds elements Map::q_elem(c, s, r, e) (words r = 0,
   // 1; halves e) as {hi, hi, lo, lo} words.
   for (int i = static_cast<int>(threadIdx.x); i < kSteps * 32; i += kAttnThreads) {
     const int s = i / 32, qg = (i % 32) / 4, qc = i % 4;
-    const TileRow qr = qt.row(qg);
-    const float qs = q_prescale(a, kFp8 ? a.k_scale : 1.f);  // kFp8Rescale goes on S (f16 q keeps its range)
     uint32_t w[4];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       uint16_t hi[2], lo[2];
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int d = Map::q_elem(qc, s, r, e);
-        const float x = qg < qt.rows && d < a.head_dim ? tile_q(a, tb.b, qr.t, qr.h, d) * qs : 0.f;
+        const float x = s_qf[qg][Map::q_elem(qc, s, r, e)];
         hi[e] = to_mma<MT>(x);
         lo[e] = to_mma<MT>(x - from_mma<MT>(hi[e]));
       }
@@ -108,7 +144,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     }
     s_q[s][i % 32] = make_uint4(w[0], w[1], w[2], w[3]);
   }
-  __syncthreads();
+  __syncthreads();  // s_q complete; s_qf (s_acc) free again
 
   // O^T accumulators: m-tile u holds d = Map::o_elem(g, u, 0) ([0], [1]) and Map::o_elem(g, u, 1) ([2], [3])
   // of query rows 2c ([0], [2]) and 2c + 1 ([1], [3]).
@@ -125,10 +161,6 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   struct Group {
     int64_t base, my_off;
     KvVec<KVT> k[2][kKVecs], v[4][kVVecs];
-  };
-  auto key_offset = [&](int64_t base) -> int64_t {
-    const int64_t mine = base + (lane & 15);
-    return mine < qt.blk_hi ? kv_offset_fast(a, tb.b, tb.hk, static_cast<int>(mine)) : -1;
   };
   auto load_v = [&](Group& gr) {
 #pragma unroll
@@ -219,15 +251,16 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     }
   };
 
-  // The warps take groups in turn (64-bit positions: no wrap near 2^31).
-  constexpr int64_t kStride = 16 * kWarps;
-  int64_t base = qt.blk_lo + 16 * warp;
-  int64_t next_off = key_offset(base);
-  for (; base < qt.blk_hi; base += kStride) {
-    Group cur;
-    start_group(cur, base, next_off);
-    next_off = key_offset(base + kStride);
-    finish_group(cur);
+  // The warps take steps of kKeys keys in turn (64-bit positions: no wrap near 2^31).
+  constexpr int64_t kStride = kKeys * kWarps;
+  for (int64_t base = qt.blk_lo + kKeys * warp; base < qt.blk_hi; base += kStride) {
+    Group cur[kSub];
+#pragma unroll
+    for (int j = 0; j < kSub; ++j) start_group(cur[j], base + 16 * j, next_off[j]);
+#pragma unroll
+    for (int j = 0; j < kSub; ++j) next_off[j] = key_offset(base + kStride + 16 * j);
+#pragma unroll
+    for (int j = 0; j < kSub; ++j) finish_group(cur[j]);
   }
 
   // Row sums over the row's 4 lanes; per-warp states to shared memory.
