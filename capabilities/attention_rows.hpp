@@ -2,10 +2,9 @@
 // yet), then the rows below, top to bottom: on NVIDIA sm_80+ the tensor-core rows, elsewhere the grouped
 // rows, then the per-row rows, which accept every valid call.
 //
-// Evidence (kEvidence): every row passed
-// tests/device/attention_device_test.cu on the H200 at 68cde81 (11 cases, 30519 assertions;
-// compute-sanitizer memcheck clean), and capabilities/evidence/attention-sm_90.json holds the benchmark
-// of the two split rows at that commit. AMD / Hygon: the portable
+// Evidence (kEvidence): every row passed tests/device/attention_device_test.cu on the H200 at a2a578e
+// (11 cases, 30528 assertions; compute-sanitizer memcheck clean) and dcukern-audit's smoke run there;
+// capabilities/evidence/attention-sm_90.json holds the benchmark of the two split rows at that commit. AMD / Hygon: the portable
 // rows compile for every target (ISA audit); none has run on that hardware.
 #pragma once
 #include "dcukern/attention/kernel_id.hpp"
@@ -21,7 +20,7 @@ namespace attention_rows {
 constexpr DTypeMask kHalfs = dtypes(DType::f16, DType::bf16);
 constexpr DTypeMask kKv = dtypes(DType::f16, DType::bf16, DType::fp8_e4m3);
 constexpr const char* kEvidence =
-    "tests/device/attention_device_test.cu (sm_90, H200, 68cde81); capabilities/evidence/attention-sm_90.json; "
+    "tests/device/attention_device_test.cu (sm_90, H200, a2a578e); capabilities/evidence/attention-sm_90.json; "
     "AMD / Hygon: compile only (portable HIP, no target instruction)";
 constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
   AttentionContract c{};
