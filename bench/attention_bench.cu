@@ -1,13 +1,16 @@
 // Paged-KV decode attention benchmark (issue 3): B in {1, 8, 32, 64, 128} x context in {512, 4096, 32768};
 // heads (Hq/Hkv/D) 32/8/128 and 24/4/256; page size 16 and 544; bf16 KV and fp8 e4m3 KV; q/o bf16; rows
-// attention.mma_split and attention.grouped_split, each forced by id (the per-row rows run at a few % of bandwidth and would take minutes over this grid).
-// Then a sweep of the split plan's block target (blocks_per_cu 4, 16, 64) for attention.mma_split at
-// context 32768. Every call passes max_context_len = the context (the batch's longest, as engines pass it;
-// without it the plan sizes chunks from the table's capacity: 544 positions for a 512-token context
-// at page size 544). Pages are scattered through the pool (deterministic shuffle); pools rotate through > 4x
-// L2 where they are smaller (HBM-cold); time from CUDA-graph replay. Counters: us per call, GB/s of KV
-// bytes read, % of the read bandwidth measured in this run. Targets: >= 85 % where B x context >= 128K,
-// >= 70 % at B = 1, context 32768; page size 544 within 10 % of page size 16.
+// attention.mma_split, its experimental variant .two_chains, and attention.grouped_split, each forced by
+// id (the per-row rows run at a few % of bandwidth and would take minutes over this grid). Then two
+// sweeps for attention.mma_split at page size 16, context 32768: the split plan's block target
+// (blocks_per_cu 4, 16, 64) and the head-major pool layout [num_pages, Hkv, page_size, D] (a block's keys
+// of one page are then one contiguous run instead of D-element pieces Hkv * D apart).
+// Every call passes max_context_len = the context (the batch's longest, as engines pass it; without it
+// the plan sizes chunks from the table's capacity: 544 positions for a 512-token context at page size
+// 544). Pages are scattered through the pool (deterministic shuffle); pools rotate through > 4x L2 where
+// they are smaller (HBM-cold); time from CUDA-graph replay. Counters: us per call, GB/s of KV bytes read,
+// % of the read bandwidth measured in this run. Targets: >= 85 % where B x context >= 128K, >= 70 % at
+// B = 1, context 32768; page size 544 within 10 % of page size 16.
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -24,6 +27,14 @@ namespace {
 
 struct Heads {
   int hq, hkv, d;
+};
+// A measurement beside the grid's defaults: the plan's block target, the pool layout.
+struct Variant {
+  int blocks_per_cu = 0;    // 0: the plan's default
+  bool head_major = false;  // [num_pages, Hkv, page_size, D] instead of [num_pages, page_size, Hkv, D]
+  std::string label() const {  // "" for the defaults, else "/bpc<N>" or "/hnd"
+    return blocks_per_cu ? "/bpc" + std::to_string(blocks_per_cu) : head_major ? "/hnd" : "";
+  }
 };
 constexpr Heads kHeads[] = {{32, 8, 128}, {24, 4, 256}};
 constexpr int kBatches[] = {1, 8, 32, 64, 128};
@@ -45,6 +56,7 @@ struct AttnBuffers {
   Heads hd;
   int batch, ctx, page_size, pages_per_seq, copies;
   DType kvt;
+  bool head_major;
   int64_t num_pages, pool_bytes;
   std::vector<uint8_t*> k, v;
   uint16_t *q, *o;
@@ -53,7 +65,8 @@ struct AttnBuffers {
   void* ws = nullptr;
   size_t ws_bytes = 0;
 
-  AttnBuffers(Heads h, int b, int c, int ps, DType t) : hd(h), batch(b), ctx(c), page_size(ps), kvt(t) {
+  AttnBuffers(Heads h, int b, int c, int ps, DType t, bool hnd)
+      : hd(h), batch(b), ctx(c), page_size(ps), kvt(t), head_major(hnd) {
     pages_per_seq = (ctx + ps - 1) / ps;
     num_pages = int64_t(batch) * pages_per_seq;
     pool_bytes = num_pages * ps * hd.hkv * hd.d * dtype_bytes(kvt);
@@ -92,7 +105,9 @@ struct AttnBuffers {
     const int64_t row = int64_t(hd.hq) * hd.d;
     p.q = {q, DType::bf16, row, row, hd.d};
     p.o = {o, DType::bf16, row, row, hd.d};
-    p.kv = {k[c], v[c], kvt, num_pages, page_size, int64_t(page_size) * hd.hkv * hd.d, int64_t(hd.hkv) * hd.d, hd.d};
+    const int64_t token_stride = head_major ? hd.d : int64_t(hd.hkv) * hd.d;
+    const int64_t head_stride = head_major ? int64_t(page_size) * hd.d : hd.d;
+    p.kv = {k[c], v[c], kvt, num_pages, page_size, int64_t(page_size) * hd.hkv * hd.d, token_stride, head_stride};
     if (kvt == DType::fp8_e4m3) p.kv.k_scale = p.kv.v_scale = 0.5f;
     p.block_table = table, p.max_pages = pages_per_seq, p.block_table_stride = pages_per_seq;
     p.context_lens = lens;
@@ -104,11 +119,11 @@ struct AttnBuffers {
 };
 
 void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, DType kvt, const char* row,
-                     int blocks_per_cu) {
+                     Variant var) {
   Overrides::instance().force(row);
-  AttnBuffers b(h, batch, ctx, ps, kvt);
+  AttnBuffers b(h, batch, ctx, ps, kvt, var.head_major);
   AttentionPlanOptions plan;
-  plan.blocks_per_cu = blocks_per_cu;
+  plan.blocks_per_cu = var.blocks_per_cu;
   b.ws_bytes = attention_workspace_bytes(b.params(0), plan);
   if (b.ws_bytes) BENCH_RT(cudaMalloc(&b.ws, b.ws_bytes));
   AttentionOptions opt;
@@ -134,19 +149,19 @@ void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, 
   st.SetLabel(row);
 }
 
-// "attention/32x8x128/bf16/ps16/B8/ctx4096/<row>" (+ "/bpc<N>" for a plan variant): the name the
-// evidence script parses.
-std::string bench_name(const Heads& h, DType kvt, int ps, int batch, int ctx, const char* row, int bpc) {
+// "attention/32x8x128/bf16/ps16/B8/ctx4096/<row>" (+ the variant's label): the name the evidence script
+// parses.
+std::string bench_name(const Heads& h, DType kvt, int ps, int batch, int ctx, const char* row, const Variant& var) {
   std::string s = "attention/" + std::to_string(h.hq) + "x" + std::to_string(h.hkv) + "x" + std::to_string(h.d) +
                   "/" + dtype_name(kvt) + "/ps" + std::to_string(ps) + "/B" + std::to_string(batch) + "/ctx" +
                   std::to_string(ctx) + "/" + row;
-  return bpc ? s + "/bpc" + std::to_string(bpc) : s;
+  return s + var.label();
 }
 
 void register_all() {
-  auto add = [](Heads h, int batch, int ctx, int ps, DType kvt, const char* row, int bpc) {
-    benchmark::RegisterBenchmark(bench_name(h, kvt, ps, batch, ctx, row, bpc).c_str(), bench_attention, h, batch, ctx,
-                                 ps, kvt, row, bpc)
+  auto add = [](Heads h, int batch, int ctx, int ps, DType kvt, const char* row, Variant var) {
+    benchmark::RegisterBenchmark(bench_name(h, kvt, ps, batch, ctx, row, var).c_str(), bench_attention, h, batch, ctx,
+                                 ps, kvt, row, var)
         ->UseManualTime()
         ->Iterations(1)
         ->Unit(benchmark::kMicrosecond);
@@ -156,15 +171,16 @@ void register_all() {
       for (int ps : {16, 544})
         for (int batch : kBatches)
           for (int ctx : kContexts)
-            for (const char* row : {"attention.mma_split", "attention.grouped_split"})
-              add(h, batch, ctx, ps, kvt, row, 0);
-  // The plan's block target (blocks_per_cu; 4 is the default) for the tensor-core row, at page size 16
-  // and the longest context: the unsplit grid leaves a partial last wave at B = 128, and B = 1 needs many
-  // chunks.
+            for (const char* row : {"attention.mma_split", "attention.mma_split.two_chains", "attention.grouped_split"})
+              add(h, batch, ctx, ps, kvt, row, Variant{});
+  // The sweeps, for the tensor-core row at the longest context: the unsplit grid leaves a partial last
+  // wave at B = 128, B = 1 needs many chunks; the layout changes how scattered a block's reads are.
   for (const Heads& h : kHeads)
     for (DType kvt : {DType::bf16, DType::fp8_e4m3})
-      for (int batch : {1, 32, 128})
-        for (int bpc : {4, 16, 64}) add(h, batch, 32768, 16, kvt, "attention.mma_split", bpc);
+      for (int batch : {1, 32, 128}) {
+        for (int bpc : {4, 16, 64}) add(h, batch, 32768, 16, kvt, "attention.mma_split", Variant{bpc, false});
+        add(h, batch, 32768, 16, kvt, "attention.mma_split", Variant{0, true});
+      }
 }
 
 }  // namespace

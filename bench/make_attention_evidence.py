@@ -28,7 +28,7 @@ def main():
                 continue
             parts = b["run_name"].split("/")
             _, heads, kv, ps, batch, ctx, row = parts[:7]
-            if len(parts) > 7 and parts[7].startswith("bpc"):  # plan variant: its own row label
+            if len(parts) > 7 and not parts[7].startswith("iterations"):  # a variant (layout, plan): its own label
                 row += "/" + parts[7]
             results.append({"heads": heads, "kv": kv, "page_size": int(ps[2:]), "B": int(batch[1:]),
                             "context": int(ctx[3:]), "row": row, "us": round(b["us"], 2),

@@ -23,7 +23,7 @@ using dcukern::test::quick_mode;
 namespace {
 
 const char* const kRows[] = {"attention.row", "attention.split_kv", "attention.grouped", "attention.grouped_split",
-                             "attention.mma", "attention.mma_split"};
+                             "attention.mma", "attention.mma_split", "attention.mma_split.two_chains"};
 
 // Bitwise equality (NaN poison included).
 template <class T>
@@ -273,7 +273,8 @@ TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with t
   plans[2].fixed_chunk_size = 1;
   plans[3].fixed_chunk_size = 64;
   plans[4].fixed_chunk_size = 1000;
-  for (const char* id : {"attention.split_kv", "attention.grouped_split", "attention.mma_split"})
+  for (const char* id :
+       {"attention.split_kv", "attention.grouped_split", "attention.mma_split", "attention.mma_split.two_chains"})
     for (size_t i = 0; i < plans.size(); ++i) {
       if (quick_mode() && plans[i].fixed_chunk_size == 1) continue;
       INFO(id << " plan " << i << " fixed " << plans[i].fixed_chunk_size);

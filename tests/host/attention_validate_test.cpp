@@ -203,7 +203,8 @@ std::string chosen(const AttentionParams& p, bool workspace, const char* target)
 
 TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   for (const auto& row : AttentionOp::rows()) {
-    CHECK(row.evidence != nullptr);  // every row has device evidence
+    // Every row has device evidence but the experimental one, which runs only when forced (below).
+    CHECK((row.evidence == nullptr) == (std::string(row.id) == "attention.mma_split.two_chains"));
     CHECK(row.isa_needs == attention_kernel_isa(row.kernel));
     CHECK(row.kernel_symbol != nullptr);
     CHECK(!row.contract.describe().empty());
@@ -221,7 +222,8 @@ TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   CHECK(chosen(odd, true, "sm_90") == "attention.split_kv");
   CHECK(chosen(odd, false, "gfx90a") == "attention.row");
   {
-    ScopedOverride force("attention.mma_split", true);
+    ScopedOverride force("attention.mma_split.two_chains", true);
+    CHECK(chosen(valid(), true, "sm_90") == "attention.mma_split.two_chains");
     CHECK(chosen(valid(), true, "gfx90a") == "attention.grouped_split");  // forcing never opens an ISA need
   }
   // A disabled row is passed over (the next row in table order takes the call).

@@ -13,6 +13,7 @@ enum class AttentionKernel : uint8_t {
   grouped_split,  // grouped, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
   mma,            // grouped on NVIDIA tensor cores (mma.sync), no workspace
   mma_split,      // mma, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
+  mma_split_two_chains,  // mma_split whose S adds q's hi and lo MMAs into separate accumulators
 };
 
 // Largest query tile (rows sharing a KV head per block) the kernel's launch uses. The grouped kernels take
@@ -27,7 +28,9 @@ constexpr int attention_kernel_max_tile(AttentionKernel k, int head_dim) {
 
 // The mma kernels need NVIDIA's mma.sync; the others are portable HIP/CUDA.
 constexpr FeatureSet attention_kernel_isa(AttentionKernel k) {
-  return k == AttentionKernel::mma || k == AttentionKernel::mma_split ? features(Feature::nv_mma_f16) : 0;
+  return k == AttentionKernel::mma || k == AttentionKernel::mma_split || k == AttentionKernel::mma_split_two_chains
+             ? features(Feature::nv_mma_f16)
+             : 0;
 }
 
 }  // namespace dcukern

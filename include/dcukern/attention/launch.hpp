@@ -48,14 +48,20 @@ inline unsigned tile_grid_blocks(const AttnArgs& a, int64_t rows) {
   return blocks > kAttnMaxGridBlocks ? 0u : static_cast<unsigned>(blocks);
 }
 
-// The grouped kernel for the call's head_dim bound and query tile (a.q_tiles set from attention_q_tiles).
+// The grouped kernel for the call's head_dim bound and query tile (a.q_tiles set from attention_q_tiles;
+// 8-row tiles exist up to head_dim 128 only, attention_kernel_max_tile).
 template <DType KVT, int kDim>
 Status launch_grouped_dim(int tile, const AttnArgs& a, unsigned blocks, stream_t s) {
   switch (tile) {
     case 1: attention_grouped_kernel<KVT, kDim, 1><<<blocks, kAttnThreads, 0, s>>>(a); return Status::success();
     case 2: attention_grouped_kernel<KVT, kDim, 2><<<blocks, kAttnThreads, 0, s>>>(a); return Status::success();
     case 4: attention_grouped_kernel<KVT, kDim, 4><<<blocks, kAttnThreads, 0, s>>>(a); return Status::success();
-    case 8: attention_grouped_kernel<KVT, kDim, 8><<<blocks, kAttnThreads, 0, s>>>(a); return Status::success();
+    case 8:
+      if constexpr (kDim <= 128) {
+        attention_grouped_kernel<KVT, kDim, 8><<<blocks, kAttnThreads, 0, s>>>(a);
+        return Status::success();
+      }
+      break;
   }
   return Status::unsupported("attention: query tile of " + std::to_string(tile) + " rows");
 }
@@ -68,12 +74,12 @@ Status launch_grouped(int tile, const AttnArgs& a, unsigned n, stream_t s) {
 }
 
 #if DCUKERN_PLATFORM_CUDA
-// The tensor-core kernel for the call's head_dim bound.
-template <DType KVT>
+// The tensor-core kernel for the call's head_dim bound (kTwoChains: the experimental S accumulation).
+template <DType KVT, bool kTwoChains>
 void launch_mma(const AttnArgs& a, unsigned n, stream_t s) {
-  if (a.head_dim <= 64) attention_mma_kernel<KVT, 64><<<n, kAttnThreads, 0, s>>>(a);
-  else if (a.head_dim <= 128) attention_mma_kernel<KVT, 128><<<n, kAttnThreads, 0, s>>>(a);
-  else attention_mma_kernel<KVT, 256><<<n, kAttnThreads, 0, s>>>(a);
+  if (a.head_dim <= 64) attention_mma_kernel<KVT, 64, kTwoChains><<<n, kAttnThreads, 0, s>>>(a);
+  else if (a.head_dim <= 128) attention_mma_kernel<KVT, 128, kTwoChains><<<n, kAttnThreads, 0, s>>>(a);
+  else attention_mma_kernel<KVT, 256, kTwoChains><<<n, kAttnThreads, 0, s>>>(a);
 }
 #endif
 
@@ -96,10 +102,12 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
     }
 #if DCUKERN_PLATFORM_CUDA
     case AttentionKernel::mma:
-    case AttentionKernel::mma_split: {
+    case AttentionKernel::mma_split:
+    case AttentionKernel::mma_split_two_chains: {
       const unsigned n = tile_grid_blocks(a, rows);
       if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
-      launch_mma<KVT>(a, n, s);
+      if (kernel == AttentionKernel::mma_split_two_chains) launch_mma<KVT, true>(a, n, s);
+      else launch_mma<KVT, false>(a, n, s);
       break;
     }
 #endif

@@ -74,7 +74,10 @@ __device__ __forceinline__ void quad_of_key(const KvVec<KVT>& x, int s, uint32_t
 }
 #endif
 
-template <DType KVT, int kDim>
+// kTwoChains: S adds q's hi and lo MMAs into two accumulators, summed after the k-steps, so the dependent
+// MMA chain per 8-key tile is kSteps long instead of 2 kSteps (sm_90 registers: 163 -> 163 at bf16 D 128,
+// 128 -> 147 at fp8 D 128, 226 -> 250 and 168 -> 208 at D 256; experimental, attention.mma_split.two_chains).
+template <DType KVT, int kDim, bool kTwoChains = false>
 __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
   constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
@@ -194,7 +197,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   // S, the online softmax and O^T += V^T P^T for one group.
   auto finish_group = [&](Group& gr) {
     // S = Q K^T for the two 8-key tiles; this lane gets row g, keys 8t + 2c + {0, 1}.
-    float sc[2][4] = {};
+    float sc[2][4] = {}, sc_lo[2][4] = {};
+    float(&lo_acc)[2][4] = kTwoChains ? sc_lo : sc;
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
       const uint4 qf = s_q[s][lane];
@@ -203,8 +207,14 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
         uint32_t b0, b1;
         quad_of_key(gr.k[t][s / 2], s % 2, b0, b1);
         mma_16816<MT>(sc[t], qf.x, 0u, qf.y, 0u, b0, b1);
-        mma_16816<MT>(sc[t], qf.z, 0u, qf.w, 0u, b0, b1);
+        mma_16816<MT>(lo_acc[t], qf.z, 0u, qf.w, 0u, b0, b1);
       }
+    }
+    if constexpr (kTwoChains) {
+#pragma unroll
+      for (int t = 0; t < 2; ++t)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) sc[t][e] += sc_lo[t][e];
     }
     if constexpr (kDim > 128) load_v(gr);
     // Online softmax for row g over the 16 keys (the 4 lanes of a row share max and rescale).
