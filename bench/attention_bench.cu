@@ -1,7 +1,7 @@
 // Paged-KV decode attention benchmark (issue 3): B in {1, 8, 32, 64, 128} x context in {512, 4096, 32768};
 // heads (Hq/Hkv/D) 32/8/128 and 24/4/256; page size 16 and 544; bf16 KV and fp8 e4m3 KV; q/o bf16; rows
-// attention.mma_split, its experimental variant .two_chains, and attention.grouped_split, each forced by
-// id (the per-row rows run at a few % of bandwidth and would take minutes over this grid). Then two
+// attention.mma_split, its experimental variants .two_chains and .smem_pipeline (head_dim <= 128), and
+// attention.grouped_split, each forced by id (the per-row rows run at a few % of bandwidth and would take minutes over this grid). Then two
 // sweeps for attention.mma_split at page size 16, context 32768: the split plan's block target
 // (blocks_per_cu 4, 16, 64) and the head-major pool layout [num_pages, Hkv, page_size, D] (a block's keys
 // of one page are then one contiguous run instead of D-element pieces Hkv * D apart).
@@ -171,8 +171,9 @@ void register_all() {
       for (int ps : {16, 544})
         for (int batch : kBatches)
           for (int ctx : kContexts)
-            for (const char* row : {"attention.mma_split", "attention.mma_split.two_chains", "attention.grouped_split"})
-              add(h, batch, ctx, ps, kvt, row, Variant{});
+            for (const char* row : {"attention.mma_split", "attention.mma_split.two_chains",
+                                    "attention.mma_split.smem_pipeline", "attention.grouped_split"})
+              if (find_attention_row(row)->contract.head_dim_max >= h.d) add(h, batch, ctx, ps, kvt, row, Variant{});
   // The sweeps, for the tensor-core row at the longest context: the unsplit grid leaves a partial last
   // wave at B = 128, B = 1 needs many chunks; the layout changes how scattered a block's reads are.
   for (const Heads& h : kHeads)

@@ -2,7 +2,7 @@
 // yet), then the rows below, top to bottom: on NVIDIA sm_80+ the tensor-core rows, elsewhere the grouped
 // rows, then the per-row rows, which accept every valid call.
 //
-// Evidence (kEvidence): every row but the experimental .two_chains (none yet) passed tests/device/attention_device_test.cu on the H200 at a2a578e
+// Evidence (kEvidence): every row but the experimental .smem_pipeline and .two_chains (none yet) passed tests/device/attention_device_test.cu on the H200 at a2a578e
 // (11 cases, 30528 assertions; compute-sanitizer memcheck clean) and dcukern-audit's smoke run there;
 // capabilities/evidence/attention-sm_90.json holds the benchmark of the two split rows at that commit. AMD / Hygon: the portable
 // rows compile for every target (ISA audit); none has run on that hardware.
@@ -30,9 +30,20 @@ constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
   c.needs_vec8 = vec8;
   return c;
 }
+constexpr AttentionContract head_dim_128_call() {
+  AttentionContract c = any_call(true, true);
+  c.head_dim_max = 128;
+  return c;
+}
 }  // namespace attention_rows
 
 inline constexpr AttentionRow kAttentionRows[] = {
+    {"attention.mma_split.smem_pipeline",
+     "attention.mma_split whose K/V rows reach the fragments through a per-warp shared-memory ring that "
+     "cp.async fills 2-3 groups ahead (up to 96 KiB a block), so loads stay in flight during the math; "
+     "head_dim <= 128. Experimental: compiled, not yet run on a GPU (no evidence: selected only when forced)",
+     features(Feature::nv_mma_f16), nullptr, attention_rows::head_dim_128_call(), Semantics{true, true, false},
+     nullptr, "attention.mma_split", AttentionKernel::mma_split_pipeline, "attention_mma_kernel<"},
     {"attention.mma_split.two_chains",
      "attention.mma_split whose S = Q K^T adds q's hi and lo MMAs into two accumulators, halving the dependent "
      "MMA chain per 16 keys. Experimental: compiled, not yet run on a GPU (no evidence: selected only when "

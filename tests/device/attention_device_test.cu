@@ -23,7 +23,8 @@ using dcukern::test::quick_mode;
 namespace {
 
 const char* const kRows[] = {"attention.row", "attention.split_kv", "attention.grouped", "attention.grouped_split",
-                             "attention.mma", "attention.mma_split", "attention.mma_split.two_chains"};
+                             "attention.mma", "attention.mma_split", "attention.mma_split.two_chains",
+                             "attention.mma_split.smem_pipeline"};
 
 // Bitwise equality (NaN poison included).
 template <class T>
@@ -32,6 +33,13 @@ bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
 }
 
 bool needs_workspace(const char* id) { return find_attention_row(id)->contract.needs_workspace; }
+
+// Whether row `id`'s contract takes the call (rows with a narrower contract skip the others; the
+// rejection itself is tested below).
+bool covers(const char* id, const AttentionParams& p) {
+  AttentionCall call;
+  return validate_attention(p, &call).ok() && find_attention_row(id)->contract.check(call) == nullptr;
+}
 
 // Forces a row for the guard's lifetime (rows without evidence run only when forced).
 struct ForceRow {
@@ -132,6 +140,7 @@ std::string describe(const AttnConfig& c, const char* id) {
 void run_and_check(const AttnConfig& c, std::mt19937_64& rng, const AttentionPlanOptions& plan = {}) {
   DeviceProblem pr(c, rng);
   for (const char* id : kRows) {
+    if (!covers(id, pr.params())) continue;
     pr.poison();
     const std::string what = describe(c, id);
     INFO(what);
@@ -248,6 +257,7 @@ TEST_CASE("attention: KV pools over 2^31 elements (pages past element 2^31, 64-b
   p.kv.k = k.get(), p.kv.v = v.get(), p.kv.num_pages = shift + pr.h.num_pages;
   p.block_table = big_table.get();
   for (const char* id : kRows) {
+    if (!covers(id, p)) continue;
     pr.poison();
     const std::string what = describe(c, id) + " pool of " + std::to_string(pool_bytes) + " elements";
     INFO(what);
@@ -274,7 +284,8 @@ TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with t
   plans[3].fixed_chunk_size = 64;
   plans[4].fixed_chunk_size = 1000;
   for (const char* id :
-       {"attention.split_kv", "attention.grouped_split", "attention.mma_split", "attention.mma_split.two_chains"})
+       {"attention.split_kv", "attention.grouped_split", "attention.mma_split", "attention.mma_split.two_chains",
+        "attention.mma_split.smem_pipeline"})
     for (size_t i = 0; i < plans.size(); ++i) {
       if (quick_mode() && plans[i].fixed_chunk_size == 1) continue;
       INFO(id << " plan " << i << " fixed " << plans[i].fixed_chunk_size);

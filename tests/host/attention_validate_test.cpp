@@ -204,7 +204,8 @@ std::string chosen(const AttentionParams& p, bool workspace, const char* target)
 TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   for (const auto& row : AttentionOp::rows()) {
     // Every row has device evidence but the experimental one, which runs only when forced (below).
-    CHECK((row.evidence == nullptr) == (std::string(row.id) == "attention.mma_split.two_chains"));
+    const std::string id = row.id;
+    CHECK((row.evidence == nullptr) == (id == "attention.mma_split.two_chains" || id == "attention.mma_split.smem_pipeline"));
     CHECK(row.isa_needs == attention_kernel_isa(row.kernel));
     CHECK(row.kernel_symbol != nullptr);
     CHECK(!row.contract.describe().empty());
@@ -221,6 +222,16 @@ TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   odd.head_dim = 100;
   CHECK(chosen(odd, true, "sm_90") == "attention.split_kv");
   CHECK(chosen(odd, false, "gfx90a") == "attention.row");
+  {
+    ScopedOverride force("attention.mma_split.smem_pipeline", true);
+    CHECK(chosen(valid(), true, "sm_90") == "attention.mma_split.smem_pipeline");
+    AttentionParams wide = valid();  // head_dim 256, beyond its contract: the next row takes the call
+    wide.head_dim = 256;
+    wide.q = {q, DType::bf16, int64_t(T) * HQ * 256, int64_t(HQ) * 256, 256};
+    wide.o = {o, DType::bf16, int64_t(T) * HQ * 256, int64_t(HQ) * 256, 256};
+    wide.kv = {kpool, vpool, DType::bf16, NP / 2, PS, int64_t(PS) * HKV * 256, int64_t(HKV) * 256, 256};
+    CHECK(chosen(wide, true, "sm_90") == "attention.mma_split");
+  }
   {
     ScopedOverride force("attention.mma_split.two_chains", true);
     CHECK(chosen(valid(), true, "sm_90") == "attention.mma_split.two_chains");

@@ -14,6 +14,7 @@ enum class AttentionKernel : uint8_t {
   mma,            // grouped on NVIDIA tensor cores (mma.sync), no workspace
   mma_split,      // mma, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
   mma_split_two_chains,  // mma_split whose S adds q's hi and lo MMAs into separate accumulators
+  mma_split_pipeline,    // mma_split whose K/V come through a per-warp shared-memory ring (cp.async)
 };
 
 // Largest query tile (rows sharing a KV head per block) the kernel's launch uses. The grouped kernels take
@@ -28,7 +29,8 @@ constexpr int attention_kernel_max_tile(AttentionKernel k, int head_dim) {
 
 // The mma kernels need NVIDIA's mma.sync; the others are portable HIP/CUDA.
 constexpr FeatureSet attention_kernel_isa(AttentionKernel k) {
-  return k == AttentionKernel::mma || k == AttentionKernel::mma_split || k == AttentionKernel::mma_split_two_chains
+  return k == AttentionKernel::mma || k == AttentionKernel::mma_split || k == AttentionKernel::mma_split_two_chains ||
+                 k == AttentionKernel::mma_split_pipeline
              ? features(Feature::nv_mma_f16)
              : 0;
 }

@@ -74,12 +74,24 @@ Status launch_grouped(int tile, const AttnArgs& a, unsigned n, stream_t s) {
 }
 
 #if DCUKERN_PLATFORM_CUDA
-// The tensor-core kernel for the call's head_dim bound (kTwoChains: the experimental S accumulation).
-template <DType KVT, bool kTwoChains>
-void launch_mma(const AttnArgs& a, unsigned n, stream_t s) {
-  if (a.head_dim <= 64) attention_mma_kernel<KVT, 64, kTwoChains><<<n, kAttnThreads, 0, s>>>(a);
-  else if (a.head_dim <= 128) attention_mma_kernel<KVT, 128, kTwoChains><<<n, kAttnThreads, 0, s>>>(a);
-  else attention_mma_kernel<KVT, 256, kTwoChains><<<n, kAttnThreads, 0, s>>>(a);
+// The tensor-core kernel of one head_dim bound and variant, with its dynamic shared memory.
+template <DType KVT, int kDim, MmaVariant kVariant>
+Status launch_mma_dim(const AttnArgs& a, unsigned n, stream_t s) {
+  constexpr int bytes = mma_dynamic_shared_bytes<KVT, kDim, kVariant>();
+  const void* kernel = reinterpret_cast<const void*>(&attention_mma_kernel<KVT, kDim, kVariant>);
+  if (bytes > 48 * 1024)
+    if (Status st = runtime_status(runtime_allow_dynamic_shared(kernel, bytes), "attention shared memory"); !st.ok())
+      return st;
+  attention_mma_kernel<KVT, kDim, kVariant><<<n, kAttnThreads, bytes, s>>>(a);
+  return Status::success();
+}
+// The variant's kernel for the call's head_dim bound (the pipeline exists up to 128: its row's contract).
+template <DType KVT, MmaVariant kVariant>
+Status launch_mma(const AttnArgs& a, unsigned n, stream_t s) {
+  if (a.head_dim <= 64) return launch_mma_dim<KVT, 64, kVariant>(a, n, s);
+  if (a.head_dim <= 128) return launch_mma_dim<KVT, 128, kVariant>(a, n, s);
+  if constexpr (kVariant != MmaVariant::smem_pipeline) return launch_mma_dim<KVT, 256, kVariant>(a, n, s);
+  return Status::unsupported("attention: head_dim above the pipelined kernel's 128");
 }
 #endif
 
@@ -103,11 +115,14 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
 #if DCUKERN_PLATFORM_CUDA
     case AttentionKernel::mma:
     case AttentionKernel::mma_split:
-    case AttentionKernel::mma_split_two_chains: {
+    case AttentionKernel::mma_split_two_chains:
+    case AttentionKernel::mma_split_pipeline: {
       const unsigned n = tile_grid_blocks(a, rows);
       if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
-      if (kernel == AttentionKernel::mma_split_two_chains) launch_mma<KVT, true>(a, n, s);
-      else launch_mma<KVT, false>(a, n, s);
+      Status st = kernel == AttentionKernel::mma_split_two_chains ? launch_mma<KVT, MmaVariant::two_chains>(a, n, s)
+                  : kernel == AttentionKernel::mma_split_pipeline ? launch_mma<KVT, MmaVariant::smem_pipeline>(a, n, s)
+                                                                  : launch_mma<KVT, MmaVariant::standard>(a, n, s);
+      if (!st.ok()) return st;
       break;
     }
 #endif

@@ -37,6 +37,10 @@ inline runtime_error_t runtime_synchronize() { return hipDeviceSynchronize(); }
 inline runtime_error_t runtime_memset_async(void* d, int value, size_t bytes, stream_t s) {
   return hipMemsetAsync(d, value, bytes, s);
 }
+// Lets `kernel` launch with up to `bytes` of dynamic shared memory (beyond the 48 KiB default).
+inline runtime_error_t runtime_allow_dynamic_shared(const void* kernel, int bytes) {
+  return hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
 #else
 using stream_t = cudaStream_t;
 using runtime_error_t = cudaError_t;
@@ -56,6 +60,9 @@ inline runtime_error_t runtime_copy_to_host(void* h, const void* d, size_t bytes
 inline runtime_error_t runtime_synchronize() { return cudaDeviceSynchronize(); }
 inline runtime_error_t runtime_memset_async(void* d, int value, size_t bytes, stream_t s) {
   return cudaMemsetAsync(d, value, bytes, s);
+}
+inline runtime_error_t runtime_allow_dynamic_shared(const void* kernel, int bytes) {
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
 #endif
 

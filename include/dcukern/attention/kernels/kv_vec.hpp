@@ -57,6 +57,16 @@ struct KvVec {
       w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
     }
   }
+  // Eight elements from shared memory (p aligned to the vector's 8 or 16 bytes).
+  __device__ __forceinline__ void load_shared(const void* p) {
+    if constexpr (kFp8) {
+      const vec8_t v = *static_cast<const vec8_t*>(p);
+      w[0] = v.x, w[1] = v.y;
+    } else {
+      const vec16_t v = *static_cast<const vec16_t*>(p);
+      w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+    }
+  }
   // To fp32; fp8 values come out divided by kFp8Rescale.
   __device__ __forceinline__ void to_float(float (&x)[8]) const {
     if constexpr (kFp8) {

@@ -24,7 +24,9 @@
 #pragma once
 #include "dcukern/attention/kernels/kv_vec.hpp"
 #include "dcukern/attention/kernels/mma_head_map.hpp"
+#include "dcukern/attention/kernels/mma_kv_ring.hpp"
 #include "dcukern/attention/kernels/query_tile.hpp"
+#include "dcukern/platform/async_copy.hpp"
 #include "dcukern/platform/mma.hpp"
 
 namespace dcukern::attn_detail {
@@ -74,18 +76,50 @@ __device__ __forceinline__ void quad_of_key(const KvVec<KVT>& x, int s, uint32_t
 }
 #endif
 
-// kTwoChains: S adds q's hi and lo MMAs into two accumulators, summed after the k-steps, so the dependent
-// MMA chain per 8-key tile is kSteps long instead of 2 kSteps (sm_90 registers: 163 -> 163 at bf16 D 128,
-// 128 -> 147 at fp8 D 128, 226 -> 250 and 168 -> 208 at D 256; experimental, attention.mma_split.two_chains).
-template <DType KVT, int kDim, bool kTwoChains = false>
+// The kernel's variants; the experimental ones have their own capability rows.
+enum class MmaVariant : uint8_t {
+  standard,
+  // S adds q's hi and lo MMAs into two accumulators, summed after the k-steps, so the dependent MMA chain
+  // per 8-key tile is kSteps long instead of 2 kSteps (sm_90 registers: 163 -> 163 at bf16 D 128, 128 ->
+  // 147 at fp8 D 128, 226 -> 250 and 168 -> 208 at D 256). Row attention.mma_split.two_chains.
+  two_chains,
+  // K/V reach registers through a per-warp shared-memory ring (mma_kv_ring.hpp) that cp.async fills
+  // kStages - 1 groups ahead, so a warp's loads stay in flight during its math without holding
+  // registers; sector head map; head_dim <= 128. sm_90: 211 registers and 96 KiB of ring at bf16 D 128,
+  // 181 and 64 KiB at fp8 D 128 (2 blocks per SM). Row attention.mma_split.smem_pipeline.
+  smem_pipeline,
+};
+
+// Dynamic shared memory of a launch: the pipeline's rings (the epilogue's s_acc reuses them), else none.
+template <DType KVT, int kDim, MmaVariant kVariant>
+constexpr int mma_dynamic_shared_bytes() {
+  if constexpr (kVariant == MmaVariant::smem_pipeline) {
+    using Ring = MmaKvRing<kDim, KVT == DType::fp8_e4m3 ? 1 : 2>;
+    constexpr int ring = kAttnThreads / 32 * Ring::kStages * Ring::kStageBytes;
+    constexpr int acc = kAttnThreads / 32 * kMmaTile * kDim * 4;
+    return ring > acc ? ring : acc;
+  } else {
+    return 0;
+  }
+}
+
+template <DType KVT, int kDim, MmaVariant kVariant = MmaVariant::standard>
 __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
   constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
   constexpr bool kFp8 = KVT == DType::fp8_e4m3;
+  constexpr bool kTwoChains = kVariant == MmaVariant::two_chains;
+  constexpr bool kPipeline = kVariant == MmaVariant::smem_pipeline;
   constexpr int kWarps = kAttnThreads / 32;
-  using Map = MmaHeadMap<kDim, kMmaSectorMap<KVT, kDim>>;
+  using Map = MmaHeadMap<kDim, kPipeline || kMmaSectorMap<KVT, kDim>>;
   constexpr int kSteps = Map::kSteps, kKVecs = Map::kKVecs, kVVecs = Map::kVVecs;
-  __shared__ float s_acc[kWarps][kMmaTile][kDim];
+  __shared__ float s_acc_own[kPipeline ? 1 : kWarps][kMmaTile][kDim];
+  extern __shared__ __align__(16) unsigned char s_dynamic[];  // the pipeline's rings, then its s_acc
+  using Acc = float[kWarps][kMmaTile][kDim];
+  Acc& s_acc = [&]() -> Acc& {
+    if constexpr (kPipeline) return *reinterpret_cast<Acc*>(s_dynamic);
+    else return s_acc_own;
+  }();
   __shared__ float s_m[kMmaTile][kWarps], s_l[kMmaTile][kWarps], s_le[kMmaTile][kWarps];
   __shared__ uint4 s_q[kSteps][32];
 
@@ -94,19 +128,17 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4, c = lane % 4;
   const TileRow row = qt.row(g);  // this lane's query row (rows >= qt.rows have an empty range)
-  // Keys per warp step: one 16-key group. (Measured and dropped: two groups per step for fp8, as many
+  // Warps take groups of 16 keys in turn. (Measured and dropped: two groups per warp step for fp8, as many
   // bytes in flight as bf16's one, 165-234 registers: 0.99-1.50x the time where B x context >= 128K.)
-  constexpr int kSub = 1, kKeys = 16 * kSub;
+  constexpr int64_t kStride = 16 * kWarps;
   // Lane i: the pool offset of key base + i % 16 (-1 past the block's keys).
   auto key_offset = [&](int64_t base) -> int64_t {
     const int64_t mine = base + (lane & 15);
     return mine < qt.blk_hi ? kv_offset_fast(a, tb.b, tb.hk, static_cast<int>(mine)) : -1;
   };
 
-  // The block-table entries of this warp's first step, read before q so the two latencies overlap.
-  int64_t next_off[kSub];
-#pragma unroll
-  for (int j = 0; j < kSub; ++j) next_off[j] = key_offset(qt.blk_lo + kKeys * warp + 16 * j);
+  // The block-table entries of this warp's first group, read before q so the two latencies overlap.
+  int64_t next_off = key_offset(qt.blk_lo + 16 * warp);
 
   // q rows of the tile, prescaled, in fp32 through shared memory (s_acc is free until the epilogue): each
   // thread issues all its loads before using any, so the prologue costs one memory latency.
@@ -262,16 +294,72 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     }
   };
 
-  // The warps take steps of kKeys keys in turn (64-bit positions: no wrap near 2^31).
-  constexpr int64_t kStride = kKeys * kWarps;
-  for (int64_t base = qt.blk_lo + kKeys * warp; base < qt.blk_hi; base += kStride) {
-    Group cur[kSub];
+  // The warp's groups (64-bit positions: no wrap near 2^31).
+  if constexpr (kPipeline) {
+    using Ring = MmaKvRing<kDim, kFp8 ? 1 : 2>;
+    constexpr int kElemBytes = kFp8 ? 1 : 2;
+    unsigned char* ring = s_dynamic + warp * Ring::kStages * Ring::kStageBytes;
+    // Copies a group's K and V rows into stage `st`: lane i of `offs` holds the pool offset of the group's
+    // key i % 16; rows past the block's keys and chunks past head_dim are zero-filled.
+    auto copy_group = [&](int st, int64_t offs) {
 #pragma unroll
-    for (int j = 0; j < kSub; ++j) start_group(cur[j], base + 16 * j, next_off[j]);
+      for (int j = 0; j < 16 * Ring::kChunks / 32; ++j) {
+        const int idx = lane + 32 * j, r = idx / Ring::kChunks, ch = idx % Ring::kChunks;
+        const int64_t off = __shfl_sync(0xffffffffu, offs, r);
+        const bool real = off >= 0 && 8 * ch < a.head_dim;
+        const int64_t byte = real ? (off + 8 * ch) * kElemBytes : 0;
+        const int n = real ? Ring::kChunkBytes : 0;
+        cp_async_zfill<Ring::kChunkBytes>(ring + Ring::k_offset(st, r, ch), static_cast<const uint8_t*>(a.k) + byte, n);
+        cp_async_zfill<Ring::kChunkBytes>(ring + Ring::v_offset(st, r, ch), static_cast<const uint8_t*>(a.v) + byte, n);
+      }
+    };
+    // The lane's fragment vectors of the group in stage `st` (the same elements start_group loads).
+    auto read_group = [&](Group& gr, int st) {
 #pragma unroll
-    for (int j = 0; j < kSub; ++j) next_off[j] = key_offset(base + kStride + 16 * j);
+      for (int t = 0; t < 2; ++t)
 #pragma unroll
-    for (int j = 0; j < kSub; ++j) finish_group(cur[j]);
+        for (int i = 0; i < kKVecs; ++i)
+          gr.k[t][i].load_shared(ring + Ring::k_offset(st, 8 * t + g, (Map::k_base(c) + Map::kKStride * i) / 8));
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+#pragma unroll
+        for (int i = 0; i < kVVecs; ++i)
+          gr.v[r][i].load_shared(
+              ring + Ring::v_offset(st, 2 * c + (r & 1) + 8 * (r >> 1), (Map::v_base(g) + Map::kVStride * i) / 8));
+    };
+    // Groups kStages - 1 ahead of the one being computed are in flight; each iteration refills the stage
+    // the previous one read.
+    int64_t ahead = qt.blk_lo + 16 * warp;
+    for (int st = 0; st < Ring::kStages - 1; ++st) {
+      if (ahead < qt.blk_hi) copy_group(st, next_off);
+      cp_async_commit();
+      ahead += kStride;
+      next_off = key_offset(ahead);
+    }
+    int st = 0;
+    for (int64_t base = qt.blk_lo + 16 * warp; base < qt.blk_hi; base += kStride) {
+      __syncwarp();  // the lanes' reads of the stage refilled now are done
+      if (ahead < qt.blk_hi) copy_group(st == 0 ? Ring::kStages - 1 : st - 1, next_off);
+      cp_async_commit();
+      ahead += kStride;
+      next_off = key_offset(ahead);
+      cp_async_wait<Ring::kStages - 1>();
+      __syncwarp();  // the group's copies by every lane are visible
+      Group cur;
+      cur.base = base;
+      read_group(cur, st);
+      finish_group(cur);
+      st = st + 1 == Ring::kStages ? 0 : st + 1;
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // every warp is done with its ring: s_acc takes the space
+  } else {
+    for (int64_t base = qt.blk_lo + 16 * warp; base < qt.blk_hi; base += kStride) {
+      Group cur;
+      start_group(cur, base, next_off);
+      next_off = key_offset(base + kStride);
+      finish_group(cur);
+    }
   }
 
   // Row sums over the row's 4 lanes; per-warp states to shared memory.
