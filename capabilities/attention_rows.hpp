@@ -41,7 +41,9 @@ inline constexpr AttentionRow kAttentionRows[] = {
     {"attention.mma_split.smem_pipeline",
      "attention.mma_split whose K/V rows reach the fragments through a per-warp shared-memory ring that "
      "cp.async fills 2-3 groups ahead (up to 96 KiB a block), so loads stay in flight during the math; "
-     "head_dim <= 128. Experimental: compiled, not yet run on a GPU (no evidence: selected only when forced)",
+     "head_dim <= 128; the sector head map at f16/bf16 too, so its sums run in another order than "
+     "attention.mma_split's. Needs 98 KiB of shared memory per block at bf16 head_dim 128 (unsupported where "
+     "a block gets less). Experimental: compiled, not yet run on a GPU (no evidence: selected only when forced)",
      features(Feature::nv_mma_f16), nullptr, attention_rows::head_dim_128_call(), Semantics{true, true, false},
      nullptr, "attention.mma_split", AttentionKernel::mma_split_pipeline, "attention_mma_kernel<"},
     {"attention.mma_split.two_chains",

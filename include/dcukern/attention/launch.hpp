@@ -78,10 +78,16 @@ Status launch_grouped(int tile, const AttnArgs& a, unsigned n, stream_t s) {
 template <DType KVT, int kDim, MmaVariant kVariant>
 Status launch_mma_dim(const AttnArgs& a, unsigned n, stream_t s) {
   constexpr int bytes = mma_dynamic_shared_bytes<KVT, kDim, kVariant>();
-  const void* kernel = reinterpret_cast<const void*>(&attention_mma_kernel<KVT, kDim, kVariant>);
-  if (bytes > 48 * 1024)
-    if (Status st = runtime_status(runtime_allow_dynamic_shared(kernel, bytes), "attention shared memory"); !st.ok())
-      return st;
+  if constexpr (bytes > 0) {
+    // Devices with less shared memory per block than the ring needs (sm_86/89/120: 99 KiB) refuse it:
+    // the call is unsupported there, and the runtime's error state is cleared for later calls.
+    const void* kernel = reinterpret_cast<const void*>(&attention_mma_kernel<KVT, kDim, kVariant>);
+    if (runtime_allow_dynamic_shared(kernel, bytes) != kRuntimeSuccess) {
+      (void)runtime_last_error();
+      return Status::unsupported("attention: the kernel needs " + std::to_string(bytes) +
+                                 " bytes of shared memory per block; this device allows less");
+    }
+  }
   attention_mma_kernel<KVT, kDim, kVariant><<<n, kAttnThreads, bytes, s>>>(a);
   return Status::success();
 }
@@ -128,6 +134,8 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
 #endif
     default: return Status::unsupported("attention: kernel not compiled into this build");
   }
+  // A main kernel that failed to launch leaves the workspace stale: no merge then (o and lse untouched).
+  if (Status st = runtime_status(runtime_last_error(), "attention launch"); !st.ok()) return st;
   if (split) attention_merge_kernel<QT><<<static_cast<unsigned>(rows), kMergeThreads, 0, s>>>(a);
   return Status::success();
 }

@@ -2,6 +2,7 @@
 // has them (the passes that have mma.sync: DCUKERN_DEVICE_HAS_NV_MMA_F16); elsewhere empty bodies that
 // the registry never reaches (rows using them need Feature::nv_mma_f16).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "dcukern/platform/isa.hpp"
@@ -15,10 +16,11 @@ __device__ __forceinline__ void cp_async_zfill(void* dst, const void* src, int s
   static_assert(kBytes == 8 || kBytes == 16, "cp.async copies 8 or 16 bytes here");
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  const size_t g = __cvta_generic_to_global(src);
   if constexpr (kBytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(src_bytes) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(s), "l"(src), "r"(src_bytes) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(g), "r"(src_bytes) : "memory");
+  else  // .cg takes 16 bytes only; fp8 rows are aligned to 8 bytes
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(s), "l"(g), "r"(src_bytes) : "memory");
 #endif
 }
 

@@ -140,8 +140,9 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   // The block-table entries of this warp's first group, read before q so the two latencies overlap.
   int64_t next_off = key_offset(qt.blk_lo + 16 * warp);
 
-  // q rows of the tile, prescaled, in fp32 through shared memory (s_acc is free until the epilogue): each
-  // thread issues all its loads before using any, so the prologue costs one memory latency.
+  // q rows of the tile, prescaled, in fp32 through shared memory (s_acc is free until the epilogue; in
+  // the pipeline it lies over warp 0's first ring stage, whose copies start after the barriers below):
+  // each thread issues all its loads before using any, so the prologue costs one memory latency.
   float(&s_qf)[kMmaTile][kDim] = s_acc[0];
   {
     constexpr int kPer = kMmaTile * kDim / kAttnThreads;
@@ -346,7 +347,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       cp_async_wait<Ring::kStages - 1>();
       __syncwarp();  // the group's copies by every lane are visible
       Group cur;
-      cur.base = base;
+      cur.base = base, cur.my_off = -1;  // (my_off is read by load_v only above head_dim 128)
       read_group(cur, st);
       finish_group(cur);
       st = st + 1 == Ring::kStages ? 0 : st + 1;
