@@ -20,8 +20,9 @@ enum class AttentionKernel : uint8_t {
 // Largest query tile (rows sharing a KV head per block) the kernel's launch uses. The grouped kernels take
 // at most 4 rows above head_dim 128: a GQA group of 5-8 then runs as two blocks per KV head (each K/V
 // vector read twice, the second time mostly from L2) at about half the registers per thread. On the H200
-// (sm_90, d9ab41f) that made grouped_split 1.17-1.76x faster at 24x4x256 over the bench grid; an 8-row
-// tile at head_dim 256 needs 251 registers (one block per SM) and spills on gfx906 and gfx1030.
+// (sm_90, d9ab41f: capabilities/evidence/attention-sm_90-d9ab41f.json) that made grouped_split
+// 1.17-1.76x faster at 24x4x256 over the bench grid; an 8-row tile at head_dim 256 needs 251 registers
+// (one block per SM) and spilled on gfx906 and gfx1030.
 constexpr int attention_kernel_max_tile(AttentionKernel k, int head_dim) {
   const bool grouped = k == AttentionKernel::grouped || k == AttentionKernel::grouped_split;
   return grouped && head_dim > 128 ? 4 : 8;

@@ -33,7 +33,8 @@ namespace dcukern::attn_detail {
 
 constexpr int kMmaTile = 8;  // query rows per block tile
 
-// The head map per instantiation, as measured on the H200 at d9ab41f (both maps over the bench grid):
+// The head map per instantiation, as measured on the H200 at d9ab41f (both maps over the bench grid,
+// capabilities/evidence/attention-sm_90-d9ab41f.json):
 // sector-contiguous loads for fp8 (0.5 % slower to 12 % faster at 32x8x128, 7-36 % faster at 24x4x256)
 // and for head_dim 256 (3-27 % faster with bf16); the strided map for f16/bf16 up to head_dim 128 (up to
 // 4 % faster where B x context >= 128K; the sector map was up to 8 % faster on the small cases).
