@@ -1,10 +1,11 @@
 // Paged-KV decode attention benchmark (issue 3): B in {1, 8, 32, 64, 128} x context in {512, 4096, 32768};
 // heads (Hq/Hkv/D) 32/8/128 and 24/4/256; page size 16 and 544; bf16 KV and fp8 e4m3 KV; q/o bf16; rows
 // attention.mma_split, its experimental variants .two_chains and .smem_pipeline (head_dim <= 128), and
-// attention.grouped_split, each forced by id (the per-row rows run at a few % of bandwidth and would take minutes over this grid). Then two
-// sweeps for attention.mma_split at page size 16, context 32768: the split plan's block target
-// (blocks_per_cu 4, 16, 64) and the head-major pool layout [num_pages, Hkv, page_size, D] (a block's keys
-// of one page are then one contiguous run instead of D-element pieces Hkv * D apart).
+// attention.grouped_split, each forced by id (the per-row rows run at a few % of bandwidth and would take
+// minutes over this grid). Then two sweeps for attention.mma_split at page size 16, context 32768: the
+// split plan's block target (blocks_per_cu 4, 16, 64) and the head-major pool layout [num_pages, Hkv,
+// page_size, D] (a block's keys of one page are then one contiguous run instead of D-element pieces
+// Hkv * D apart).
 // Every call passes max_context_len = the context (the batch's longest, as engines pass it; without it
 // the plan sizes chunks from the table's capacity: 544 positions for a 512-token context at page size
 // 544). Pages are scattered through the pool (deterministic shuffle); pools rotate through > 4x L2 where

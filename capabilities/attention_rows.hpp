@@ -2,9 +2,10 @@
 // yet), then the rows below, top to bottom: on NVIDIA sm_80+ the tensor-core rows, elsewhere the grouped
 // rows, then the per-row rows, which accept every valid call.
 //
-// Evidence (kEvidence): every row but the experimental .smem_pipeline and .two_chains (none yet) passed tests/device/attention_device_test.cu on the H200 at a2a578e
-// (11 cases, 30528 assertions; compute-sanitizer memcheck clean) and dcukern-audit's smoke run there;
-// capabilities/evidence/attention-sm_90.json holds the benchmark of the two split rows at that commit. AMD / Hygon: the portable
+// Evidence (kEvidence): every row but the experimental .smem_pipeline and .two_chains (none yet) passed
+// tests/device/attention_device_test.cu on the H200 at a2a578e (11 cases, 30528 assertions;
+// compute-sanitizer memcheck clean) and dcukern-audit's smoke run there; capabilities/evidence/
+// attention-sm_90.json holds the benchmark of the split rows at that commit. AMD / Hygon: the portable
 // rows compile for every target (ISA audit); none has run on that hardware.
 #pragma once
 #include "dcukern/attention/kernel_id.hpp"

@@ -9,18 +9,19 @@
 // straight into P^T's fragment. The head dim is permuted (a dot product and the output's element order
 // are ours to choose) so that every fragment is filled from whole 16-byte loads: lane (g, c) reads
 // 8-element vectors of keys g and g+8 for K, and of keys 2c, 2c+1, 2c+8, 2c+9 for V, at the elements
-// MmaHeadMap names (kMmaSectorMap picks its variant per instantiation, as measured). MMA inputs are bf16 for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16,
-// times 2^-8 where the decode is the bit trick of kv_vec.hpp, undone on S and on the output); q enters as
-// a hi + lo pair of that type (two MMAs) so the logits keep fp32-like precision; P is rounded to the MMA
-// type and o is normalised by the sum of the rounded values, so P's rounding cancels in o; the LSE comes
-// from the unrounded sum. (Measured and dropped: skipping the lo MMAs where q is exact in the MMA type,
-// scale on S in fp32: 4-30% slower.)
+// MmaHeadMap names (kMmaSectorMap picks its variant per instantiation, as measured). MMA inputs are bf16
+// for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16, times 2^-8 where the decode is the bit trick of
+// kv_vec.hpp, undone on S and on the output); q enters as a hi + lo pair of that type (two MMAs) so the
+// logits keep fp32-like precision; P is rounded to the MMA type and o is normalised by the sum of the
+// rounded values, so P's rounding cancels in o; the LSE comes from the unrounded sum. (Measured and
+// dropped: skipping the lo MMAs where q is exact in the MMA type, scale on S in fp32: 4-30% slower.)
 // Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
-// The prologue reads the first step's block-table entries and the tile's q (staged in shared memory, all
-// loads in flight at once) together; after issuing a step's loads, a warp reads the block-table entries
-// of its next step, so they land during the math. (Measured on the H200 and dropped: the next group's K/V in registers, 231 registers;
-// L2 prefetches of the next 1-4 groups; 3- or 4-blocks-per-SM register bounds: slower in most cases,
-// capabilities/evidence/attention-sm_90.json.)
+// The prologue reads the first group's block-table entries and the tile's q (staged in shared memory,
+// all loads in flight at once) together; after issuing a group's loads, a warp reads the block-table
+// entries of its next group, so they land during the math. (Measured on the H200 and dropped: the next
+// group's K/V in registers, 231 registers; L2 prefetches of the next 1-4 groups; 3- or 4-blocks-per-SM
+// register bounds; two groups per step for fp8: slower in most cases, capabilities/evidence/.)
+// Variants (MmaVariant): two_chains and smem_pipeline, experimental rows, described at the enum.
 #pragma once
 #include "dcukern/attention/kernels/kv_vec.hpp"
 #include "dcukern/attention/kernels/mma_head_map.hpp"
