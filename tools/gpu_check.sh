@@ -6,14 +6,14 @@
 #   tools/gpu_check.sh BIN_DIR OUT_DIR [benchmark filter]
 # BIN_DIR holds *_device_tests and *_bench binaries (and libbenchmark beside the benches).
 # DCUKERN_GPU_ONLY="attention gdn" limits the run to those ops' binaries (a whole run can outlast a
-# 10-minute call); DCUKERN_STEP_TIMEOUT (seconds, default 300) bounds each step.
+# 10-minute call); DCUKERN_STEP_TIMEOUT (seconds, default 450) bounds each step.
 set -u
 bin=$1 out=$2 filter=${3:-.}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$bin:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$out/gpu.txt" 2>&1
 status=0
-only=${DCUKERN_GPU_ONLY:-} limit=${DCUKERN_STEP_TIMEOUT:-300}
+only=${DCUKERN_GPU_ONLY:-} limit=${DCUKERN_STEP_TIMEOUT:-450}
 wanted() { [ -z "$only" ] && return 0; for op in $only; do case $1 in "$op"_*) return 0;; esac; done; return 1; }
 for t in "$bin"/*_device_tests; do
   [ -x "$t" ] || continue
