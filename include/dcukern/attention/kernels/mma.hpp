@@ -196,15 +196,16 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
 
   // A group: 16 keys from `base`. Lane i holds the pool offset of key base + i % 16 (-1 past the block's
   // keys); every lane takes the offsets of its keys from those lanes (K: keys g and g + 8; V: keys 2c,
-  // 2c + 1, 2c + 8, 2c + 9).
+  // 2c + 1, 2c + 8, 2c + 9, v_key(0..3)).
   struct Group {
     int64_t base, my_off;
     KvVec<KVT> k[2][kKVecs], v[4][kVVecs];
   };
+  auto v_key = [&](int r) { return 2 * c + (r & 1) + 8 * (r >> 1); };
   auto load_v = [&](Group& gr) {
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int64_t off = __shfl_sync(0xffffffffu, gr.my_off, 2 * c + (r & 1) + 8 * (r >> 1));
+      const int64_t off = __shfl_sync(0xffffffffu, gr.my_off, v_key(r));
 #pragma unroll
       for (int i = 0; i < kVVecs; ++i) {
         if (off >= 0 && Map::v_base(g) + Map::kVStride * i < a.head_dim)
@@ -322,13 +323,11 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       for (int t = 0; t < 2; ++t)
 #pragma unroll
         for (int i = 0; i < kKVecs; ++i)
-          gr.k[t][i].load_shared(ring + Ring::k_offset(st, 8 * t + g, (Map::k_base(c) + Map::kKStride * i) / 8));
+          gr.k[t][i].load_shared(ring + Ring::k_offset(st, 8 * t + g, Map::k_elem(c, i) / 8));
 #pragma unroll
       for (int r = 0; r < 4; ++r)
 #pragma unroll
-        for (int i = 0; i < kVVecs; ++i)
-          gr.v[r][i].load_shared(
-              ring + Ring::v_offset(st, 2 * c + (r & 1) + 8 * (r >> 1), (Map::v_base(g) + Map::kVStride * i) / 8));
+        for (int i = 0; i < kVVecs; ++i) gr.v[r][i].load_shared(ring + Ring::v_offset(st, v_key(r), Map::v_elem(g, i) / 8));
     };
     // Groups kStages - 1 ahead of the one being computed are in flight; each iteration refills the stage
     // the previous one read.
