@@ -327,7 +327,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
 #pragma unroll
       for (int r = 0; r < 4; ++r)
 #pragma unroll
-        for (int i = 0; i < kVVecs; ++i) gr.v[r][i].load_shared(ring + Ring::v_offset(st, v_key(r), Map::v_elem(g, i) / 8));
+        for (int i = 0; i < kVVecs; ++i)
+          gr.v[r][i].load_shared(ring + Ring::v_offset(st, v_key(r), Map::v_elem(g, i) / 8));
     };
     // Groups kStages - 1 ahead of the one being computed are in flight; each iteration refills the stage
     // the previous one read.
