@@ -20,6 +20,16 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+// Maximum over the whole wave; every lane receives the result.
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int mask = kWarpSize / 2; mask > 0; mask /= 2) {
+    const float o = shfl_xor(v, mask);
+    v = o > v ? o : v;
+  }
+  return v;
+}
+
 __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kWarpSize; }
 
 // Device-side abort for code compiled out on this target (never selected there by the registry).

@@ -14,15 +14,6 @@
 
 namespace dcukern::attn_detail {
 
-__device__ __forceinline__ float wave_max(float v) {
-#pragma unroll
-  for (int mask = kWarpSize / 2; mask > 0; mask /= 2) {
-    const float o = shfl_xor(v, mask);
-    v = o > v ? o : v;
-  }
-  return v;
-}
-
 template <DType QT>
 __global__ void __launch_bounds__(kMergeThreads) attention_merge_kernel(AttnArgs a) {
   constexpr int kWaves = kMergeThreads / kWarpSize;
@@ -38,7 +29,7 @@ __global__ void __launch_bounds__(kMergeThreads) attention_merge_kernel(AttnArgs
 
   float M = neg_inf();
   for (int c = lane; c < nc; c += kWarpSize) M = lse[c] > M ? lse[c] : M;
-  M = wave_max(M);
+  M = warp_max(M);
   const bool empty = !(M > neg_inf());
   float L = 0.f;
   if (!empty) {
