@@ -1,11 +1,11 @@
 // Paged-KV decode attention benchmark (issue 3): B in {1, 8, 32, 64, 128} x context in {512, 4096, 32768};
 // heads (Hq/Hkv/D) 32/8/128 and 24/4/256; page size 16 and 544; bf16 KV and fp8 e4m3 KV; q/o bf16; rows
-// attention.mma_split, its experimental variants .two_chains and .smem_pipeline (head_dim <= 128), and
-// attention.grouped_split, each forced by id (the per-row rows run at a few % of bandwidth and would take
-// minutes over this grid). Then two sweeps for attention.mma_split at page size 16, context 32768: the
-// split plan's block target (blocks_per_cu 4, 16, 64) and the head-major pool layout [num_pages, Hkv,
-// page_size, D] (a block's keys of one page are then one contiguous run instead of D-element pieces
-// Hkv * D apart).
+// attention.mma_split.smem_pipeline, attention.mma_split and attention.grouped_split, each forced by id
+// (the per-row rows run at a few % of bandwidth and would take minutes over this grid). Then two sweeps
+// for the pipelined row at page size 16, context 32768: the split plan's block target (blocks_per_cu 1,
+// 2, 4 at B 1 and 8; the row's default is its resident blocks per SM) and the head-major pool layout
+// [num_pages, Hkv, page_size, D] (a block's keys of one page are then one contiguous run instead of
+// D-element pieces Hkv * D apart).
 // Every call passes max_context_len = the context (the batch's longest, as engines pass it; without it
 // the plan sizes chunks from the table's capacity: 544 positions for a 512-token context at page size
 // 544). Pages are scattered through the pool (deterministic shuffle); pools rotate through > 4x L2 where
@@ -172,17 +172,18 @@ void register_all() {
       for (int ps : {16, 544})
         for (int batch : kBatches)
           for (int ctx : kContexts)
-            for (const char* row : {"attention.mma_split", "attention.mma_split.two_chains",
-                                    "attention.mma_split.smem_pipeline", "attention.grouped_split"})
-              if (find_attention_row(row)->contract.head_dim_max >= h.d) add(h, batch, ctx, ps, kvt, row, Variant{});
-  // The sweeps, for the tensor-core row at the longest context: the unsplit grid leaves a partial last
-  // wave at B = 128, B = 1 needs many chunks; the layout changes how scattered a block's reads are.
+            for (const char* row :
+                 {"attention.mma_split.smem_pipeline", "attention.mma_split", "attention.grouped_split"})
+              add(h, batch, ctx, ps, kvt, row, Variant{});
+  // The sweeps, for the pipelined row at the longest context: how many chunks small batches take, and
+  // how scattered a block's reads are.
+  constexpr const char* kSwept = "attention.mma_split.smem_pipeline";
   for (const Heads& h : kHeads)
-    for (DType kvt : {DType::bf16, DType::fp8_e4m3})
-      for (int batch : {1, 32, 128}) {
-        for (int bpc : {4, 16, 64}) add(h, batch, 32768, 16, kvt, "attention.mma_split", Variant{bpc, false});
-        add(h, batch, 32768, 16, kvt, "attention.mma_split", Variant{0, true});
-      }
+    for (DType kvt : {DType::bf16, DType::fp8_e4m3}) {
+      for (int batch : {1, 8})
+        for (int bpc : {1, 2, 4}) add(h, batch, 32768, 16, kvt, kSwept, Variant{bpc, false});
+      for (int batch : {1, 32, 128}) add(h, batch, 32768, 16, kvt, kSwept, Variant{0, true});
+    }
 }
 
 }  // namespace

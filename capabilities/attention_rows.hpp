@@ -1,8 +1,8 @@
-// Paged-KV decode attention capability rows. Selection order: forced, tuned for the detected target (none
-// yet), then the rows below, top to bottom: on NVIDIA sm_80+ the tensor-core rows, elsewhere the grouped
-// rows, then the per-row rows, which accept every valid call.
+// Paged-KV decode attention capability rows. Selection order: forced, tuned for the detected target
+// (.smem_pipeline on sm_90), then the rows below, top to bottom: on NVIDIA sm_80+ the tensor-core rows,
+// elsewhere the grouped rows, then the per-row rows, which accept every valid call.
 //
-// Evidence (kEvidence): every row but the experimental .smem_pipeline and .two_chains (none yet) passed
+// Evidence (kEvidence): every row but .smem_pipeline (none yet) passed
 // tests/device/attention_device_test.cu on the H200 at a2a578e (11 cases, 30528 assertions;
 // compute-sanitizer memcheck clean) and dcukern-audit's smoke run there; capabilities/evidence/
 // attention-sm_90.json holds the benchmark of the split rows at that commit. AMD / Hygon: the portable
@@ -31,28 +31,17 @@ constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
   c.needs_vec8 = vec8;
   return c;
 }
-constexpr AttentionContract head_dim_128_call() {
-  AttentionContract c = any_call(true, true);
-  c.head_dim_max = 128;
-  return c;
-}
 }  // namespace attention_rows
 
 inline constexpr AttentionRow kAttentionRows[] = {
     {"attention.mma_split.smem_pipeline",
      "attention.mma_split whose K/V rows reach the fragments through a per-warp shared-memory ring that "
-     "cp.async fills 2-3 groups ahead (up to 96 KiB a block), so loads stay in flight during the math; "
-     "head_dim <= 128; the sector head map at f16/bf16 too, so its sums run in another order than "
-     "attention.mma_split's. Needs 98 KiB of shared memory per block at bf16 head_dim 128 (unsupported where "
-     "a block gets less). Experimental: compiled, not yet run on a GPU (no evidence: selected only when forced)",
-     features(Feature::nv_mma_f16), nullptr, attention_rows::head_dim_128_call(), Semantics{true, true, false},
+     "cp.async fills 2-3 groups ahead, so loads stay in flight during the math; the sector head map at "
+     "f16/bf16 too, so its sums run in another order than attention.mma_split's. Its ring takes 96 KiB a "
+     "block (192 KiB at f16/bf16 head_dim 256): sized for sm_90's shared memory, hence tuned for sm_90 only. "
+     "Experimental (no evidence yet: selected only when forced)",
+     features(Feature::nv_mma_f16), "sm_90", attention_rows::any_call(true, true), Semantics{true, true, false},
      nullptr, "attention.mma_split", AttentionKernel::mma_split_pipeline, "attention_mma_kernel<"},
-    {"attention.mma_split.two_chains",
-     "attention.mma_split whose S = Q K^T adds q's hi and lo MMAs into two accumulators, halving the dependent "
-     "MMA chain per 16 keys. Experimental: compiled, not yet run on a GPU (no evidence: selected only when "
-     "forced)",
-     features(Feature::nv_mma_f16), nullptr, attention_rows::any_call(true, true), Semantics{true, true, false},
-     nullptr, "attention.mma_split", AttentionKernel::mma_split_two_chains, "attention_mma_kernel<"},
     {"attention.mma_split",
      "NVIDIA tensor cores (mma.sync): S = Q K^T and O^T += V^T P^T per 16 keys for the query rows sharing a "
      "KV head (up to 8), fragments filled by 16-byte loads; split-KV by the plan with an LSE merge (one "

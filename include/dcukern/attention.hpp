@@ -8,8 +8,8 @@
 // No allocation, no host synchronisation: capturable in a HIP/CUDA graph (the plan reads host values
 // only). On any error nothing is launched and o / lse are untouched.
 // Rows (capabilities/attention_rows.hpp): the tensor-core rows on NVIDIA sm_80+, the grouped rows on every
-// other target, the per-row rows for calls outside their contracts; the experimental .two_chains and
-// .smem_pipeline rows have no device evidence and run only when forced (DCUKERN_FORCE, or
+// other target, the per-row rows for calls outside their contracts; the experimental .smem_pipeline row
+// (tuned for sm_90) has no device evidence yet and runs only when forced (DCUKERN_FORCE, or
 // AttentionOptions::row with the row forced). Speed on the H200: capabilities/evidence/attention-sm_90.json.
 #pragma once
 #include "dcukern/attention/launch.hpp"
@@ -41,8 +41,13 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
   a.q_tiles = attention_q_tiles(call, max_tile);
   const int64_t rows = int64_t(p.batch) * p.q_tokens * p.num_q_heads;
   if (row->contract.needs_workspace) {
+    const AttentionBlockTarget target =
+        attention_kernel_block_target(row->kernel, p.kv.dtype == DType::fp8_e4m3, p.head_dim);
+    AttentionPlanOptions plan_opt = opt.plan;
+    if (plan_opt.blocks_per_cu == 0) plan_opt.blocks_per_cu = target.blocks_per_cu;
     AttentionPlan plan;
-    if (s = plan_attention(call, ctx->facts.compute_units, opt.plan, &plan, max_tile); !s.ok()) return s;
+    if (s = plan_attention(call, ctx->facts.compute_units, plan_opt, &plan, max_tile, target.one_wave); !s.ok())
+      return s;
     const size_t need = attention_plan_workspace_bytes(plan, p.head_dim);
     if (workspace_bytes < need)
       return Status::invalid("attention: workspace of " + std::to_string(workspace_bytes) + " bytes, the plan needs " +

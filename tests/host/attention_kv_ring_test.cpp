@@ -51,6 +51,7 @@ void check_ring(int want_ways) {
   CHECK(slots.size() == std::size_t(Ring::kStages) * 2 * 16 * Ring::kChunks);
   CHECK(Ring::kStages >= 2);
   CHECK(Ring::kStages * Ring::kStageBytes <= Ring::kWarpBytes);
+  CHECK(Ring::kWarpBytes <= 48 * 1024);  // a 4-warp block's ring within sm_90's 227 KiB
   // The copies: lane l, step j writes chunk idx % kChunks of row idx / kChunks (idx = l + 32 j).
   for (int j = 0; j < 16 * Ring::kChunks / 32; ++j) {
     CHECK(worst_bank_sharing(Ring::kChunkBytes, [&](int l) {
@@ -83,6 +84,8 @@ void check_ring(int want_ways) {
 TEST_CASE("attention: the pipelined kernel's shared-memory ring") {
   check_ring<64, 2>(1);
   check_ring<128, 2>(1);
+  check_ring<256, 2>(1);
   check_ring<128, 1>(1);
+  check_ring<256, 1>(1);
   check_ring<64, 1>(2);  // fp8 at head_dim 64 reads two-way (documented in the header)
 }

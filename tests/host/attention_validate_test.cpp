@@ -146,6 +146,46 @@ TEST_CASE("attention: split-KV plan and workspace bound") {
   CHECK(attention_kernel_max_tile(AttentionKernel::grouped, 129) == 4);
   CHECK(attention_kernel_max_tile(AttentionKernel::grouped_split, 128) == 8);
   CHECK(attention_kernel_max_tile(AttentionKernel::mma_split, 256) == 8);
+  // Each row's default block target stays within the one the workspace query assumes, so the default
+  // workspace bounds every row's automatic plan.
+  for (const auto& row : AttentionOp::rows())
+    for (bool fp8 : {false, true})
+      for (int d : {64, 96, 128, 200, 256}) {
+        const AttentionBlockTarget t = attention_kernel_block_target(row.kernel, fp8, d);
+        CHECK(t.blocks_per_cu >= 1);
+        CHECK(t.blocks_per_cu <= kAttnBlocksPerCu);
+        CHECK(t.one_wave == (row.kernel == AttentionKernel::mma_split_pipeline));
+      }
+  CHECK(attention_kernel_block_target(AttentionKernel::mma_split_pipeline, false, 256).blocks_per_cu == 1);
+  CHECK(attention_kernel_block_target(AttentionKernel::mma_split_pipeline, true, 256).blocks_per_cu == 2);
+  CHECK(attention_kernel_block_target(AttentionKernel::mma_split_pipeline, false, 128).blocks_per_cu == 2);
+  CHECK(attention_kernel_block_target(AttentionKernel::mma_split, false, 128).blocks_per_cu == kAttnBlocksPerCu);
+  {
+    // One long sequence, 8 KV heads of 4 query rows (8 blocks per chunk) on 132 CUs: one_wave never
+    // launches more blocks than the target, nor fewer than half of it; otherwise the count rounds up.
+    AttentionCall one = c;
+    one.batch = 1, one.num_kv_heads = 8, one.num_q_heads = 32, one.group = 4, one.q_tokens = 1;
+    one.max_context = 32768;
+    for (int bpc : {1, 2, 4}) {
+      AttentionPlanOptions o;
+      o.blocks_per_cu = bpc;
+      AttentionPlan down, up;
+      REQUIRE(plan_attention(one, 132, o, &down, 8, true).ok());
+      REQUIRE(plan_attention(one, 132, o, &up, 8, false).ok());
+      CHECK(int64_t(down.num_chunks) * 8 <= int64_t(bpc) * 132);
+      CHECK(int64_t(down.num_chunks) * 8 > int64_t(bpc) * 132 / 2);
+      CHECK(up.num_chunks >= down.num_chunks);
+    }
+    // 8 sequences (64 blocks per chunk), 2 blocks per CU: 4 chunks (256 blocks) in one wave, 5 rounded up.
+    one.batch = 8;
+    AttentionPlanOptions o;
+    o.blocks_per_cu = 2;
+    AttentionPlan down, up;
+    REQUIRE(plan_attention(one, 132, o, &down, 8, true).ok());
+    REQUIRE(plan_attention(one, 132, o, &up, 8, false).ok());
+    CHECK(down.num_chunks == 4);
+    CHECK(up.num_chunks == 5);
+  }
   // A row's smaller query-tile cap (attention_kernel_max_tile) never needs more chunks, so the default
   // workspace query bounds it: over batches, GQA groups, token counts, contexts and plan options.
   for (int batch : {1, 3, 64})
@@ -205,7 +245,7 @@ TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   for (const auto& row : AttentionOp::rows()) {
     // Every row has device evidence but the experimental one, which runs only when forced (below).
     const std::string id = row.id;
-    CHECK((row.evidence == nullptr) == (id == "attention.mma_split.two_chains" || id == "attention.mma_split.smem_pipeline"));
+    CHECK((row.evidence == nullptr) == (id == "attention.mma_split.smem_pipeline"));
     CHECK(row.isa_needs == attention_kernel_isa(row.kernel));
     CHECK(row.kernel_symbol != nullptr);
     CHECK(!row.contract.describe().empty());
@@ -223,19 +263,19 @@ TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   CHECK(chosen(odd, true, "sm_90") == "attention.split_kv");
   CHECK(chosen(odd, false, "gfx90a") == "attention.row");
   {
+    // The pipelined row is tuned for sm_90 (its ring needs sm_90's shared memory): forced, it takes every
+    // head_dim there, and elsewhere the next row takes the call; forcing never opens an ISA need.
     ScopedOverride force("attention.mma_split.smem_pipeline", true);
     CHECK(chosen(valid(), true, "sm_90") == "attention.mma_split.smem_pipeline");
-    AttentionParams wide = valid();  // head_dim 256, beyond its contract: the next row takes the call
+    AttentionParams wide = valid();
     wide.head_dim = 256;
     wide.q = {q, DType::bf16, int64_t(T) * HQ * 256, int64_t(HQ) * 256, 256};
     wide.o = {o, DType::bf16, int64_t(T) * HQ * 256, int64_t(HQ) * 256, 256};
     wide.kv = {kpool, vpool, DType::bf16, NP / 2, PS, int64_t(PS) * HKV * 256, int64_t(HKV) * 256, 256};
-    CHECK(chosen(wide, true, "sm_90") == "attention.mma_split");
-  }
-  {
-    ScopedOverride force("attention.mma_split.two_chains", true);
-    CHECK(chosen(valid(), true, "sm_90") == "attention.mma_split.two_chains");
-    CHECK(chosen(valid(), true, "gfx90a") == "attention.grouped_split");  // forcing never opens an ISA need
+    CHECK(chosen(wide, true, "sm_90") == "attention.mma_split.smem_pipeline");
+    CHECK(chosen(valid(), true, "sm_80") == "attention.mma_split");
+    CHECK(chosen(valid(), true, "sm_89") == "attention.mma_split");
+    CHECK(chosen(valid(), true, "gfx90a") == "attention.grouped_split");
   }
   // A disabled row is passed over (the next row in table order takes the call).
   {

@@ -13,8 +13,7 @@ enum class AttentionKernel : uint8_t {
   grouped_split,  // grouped, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
   mma,            // grouped on NVIDIA tensor cores (mma.sync), no workspace
   mma_split,      // mma, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
-  mma_split_two_chains,  // mma_split whose S adds q's hi and lo MMAs into separate accumulators
-  mma_split_pipeline,    // mma_split whose K/V come through a per-warp shared-memory ring (cp.async)
+  mma_split_pipeline,  // mma_split whose K/V come through a per-warp shared-memory ring (cp.async)
 };
 
 // Largest query tile (rows sharing a KV head per block) the kernel's launch uses. The grouped kernels take
@@ -28,10 +27,23 @@ constexpr int attention_kernel_max_tile(AttentionKernel k, int head_dim) {
   return grouped && head_dim > 128 ? 4 : 8;
 }
 
+// How an automatic split plan fills the device for a kernel (AttentionPlanOptions::blocks_per_cu
+// overrides the count). The pipelined kernel: its resident blocks per SM on sm_90 (its ring's shared
+// memory: 2, or 1 for f16/bf16 KV above head_dim 128), rounded down to one wave; on the H200 that beat
+// twice or half the target at B = 1 and 8 (capabilities/evidence/attention-sm_90.json). The others: 4,
+// above their residency (3 for the mma kernel at bf16 head_dim 128), rounded up, as measured at a2a578e.
+struct AttentionBlockTarget {
+  int blocks_per_cu;  // never above kAttnBlocksPerCu (the workspace query's target)
+  bool one_wave;      // blocks_per_cu is the residency: plan_attention rounds the chunk count down
+};
+constexpr AttentionBlockTarget attention_kernel_block_target(AttentionKernel k, bool fp8_kv, int head_dim) {
+  if (k == AttentionKernel::mma_split_pipeline) return {head_dim > 128 && !fp8_kv ? 1 : 2, true};
+  return {4, false};
+}
+
 // The mma kernels need NVIDIA's mma.sync; the others are portable HIP/CUDA.
 constexpr FeatureSet attention_kernel_isa(AttentionKernel k) {
-  return k == AttentionKernel::mma || k == AttentionKernel::mma_split || k == AttentionKernel::mma_split_two_chains ||
-                 k == AttentionKernel::mma_split_pipeline
+  return k == AttentionKernel::mma || k == AttentionKernel::mma_split || k == AttentionKernel::mma_split_pipeline
              ? features(Feature::nv_mma_f16)
              : 0;
 }

@@ -91,13 +91,12 @@ Status launch_mma_dim(const AttnArgs& a, unsigned n, stream_t s) {
   attention_mma_kernel<KVT, kDim, kVariant><<<n, kAttnThreads, bytes, s>>>(a);
   return Status::success();
 }
-// The variant's kernel for the call's head_dim bound (the pipeline exists up to 128: its row's contract).
+// The variant's kernel for the call's head_dim bound.
 template <DType KVT, MmaVariant kVariant>
 Status launch_mma(const AttnArgs& a, unsigned n, stream_t s) {
   if (a.head_dim <= 64) return launch_mma_dim<KVT, 64, kVariant>(a, n, s);
   if (a.head_dim <= 128) return launch_mma_dim<KVT, 128, kVariant>(a, n, s);
-  if constexpr (kVariant != MmaVariant::smem_pipeline) return launch_mma_dim<KVT, 256, kVariant>(a, n, s);
-  return Status::unsupported("attention: head_dim above the pipelined kernel's 128");
+  return launch_mma_dim<KVT, 256, kVariant>(a, n, s);
 }
 #endif
 
@@ -121,13 +120,11 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
 #if DCUKERN_PLATFORM_CUDA
     case AttentionKernel::mma:
     case AttentionKernel::mma_split:
-    case AttentionKernel::mma_split_two_chains:
     case AttentionKernel::mma_split_pipeline: {
       const unsigned n = tile_grid_blocks(a, rows);
       if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
-      Status st = kernel == AttentionKernel::mma_split_two_chains ? launch_mma<KVT, MmaVariant::two_chains>(a, n, s)
-                  : kernel == AttentionKernel::mma_split_pipeline ? launch_mma<KVT, MmaVariant::smem_pipeline>(a, n, s)
-                                                                  : launch_mma<KVT, MmaVariant::standard>(a, n, s);
+      Status st = kernel == AttentionKernel::mma_split_pipeline ? launch_mma<KVT, MmaVariant::smem_pipeline>(a, n, s)
+                                                                : launch_mma<KVT, MmaVariant::standard>(a, n, s);
       if (!st.ok()) return st;
       break;
     }

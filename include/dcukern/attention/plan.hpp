@@ -20,8 +20,8 @@ namespace dcukern {
 struct AttentionPlanOptions {
   int64_t fixed_chunk_size = 0;  // > 0: chunks of exactly this many positions (batch-invariant bits)
   bool force_split = false;      // split even where there are enough query rows to fill the device
-  int blocks_per_cu = 0;         // automatic plans: blocks aimed at per compute unit (0: kAttnBlocksPerCu);
-                                 // more blocks than resident slots shrink the last wave's idle share
+  int blocks_per_cu = 0;         // automatic plans: blocks aimed at per compute unit (0: the row's
+                                 // default, attention_kernel_block_target)
 };
 
 struct AttentionPlan {
@@ -31,7 +31,7 @@ struct AttentionPlan {
 };
 
 constexpr int64_t kAttnMinChunk = 128;     // automatic plans never cut finer
-constexpr int kAttnBlocksPerCu = 4;        // automatic plans aim at this many blocks per compute unit
+constexpr int kAttnBlocksPerCu = 4;        // the largest default block target of any row (workspace bound)
 constexpr int64_t kAttnMaxGridBlocks = (int64_t(1) << 31) - 1;
 
 // Query rows per grouped-kernel tile: T * group rows share a KV head; tiles hold 1, 2, 4 or 8 of them
@@ -47,9 +47,11 @@ inline int attention_q_tiles(const AttentionCall& c, int max_tile = 8) {
 }
 
 // max_tile: the row's query-tile cap. A smaller cap means more blocks per chunk, so never more chunks:
-// the workspace of the default cap (attention_workspace_bytes) bounds every row's.
+// the workspace of the default cap (attention_workspace_bytes) bounds every row's. one_wave: the block
+// target is the kernel's residency, so the chunk count is rounded down (one wave, no partial second
+// one); otherwise the target oversubscribes and is rounded up (attention_kernel_block_target).
 inline Status plan_attention(const AttentionCall& c, int compute_units, const AttentionPlanOptions& opt,
-                             AttentionPlan* plan, int max_tile = 8) {
+                             AttentionPlan* plan, int max_tile = 8, bool one_wave = false) {
   const int64_t rows = int64_t(c.batch) * c.q_tokens * c.num_q_heads;
   const int64_t units = int64_t(c.batch) * c.num_kv_heads * attention_q_tiles(c, max_tile);  // blocks per chunk
   const int64_t ctx = std::max<int64_t>(c.max_context, 1);
@@ -61,7 +63,8 @@ inline Status plan_attention(const AttentionCall& c, int compute_units, const At
     p.chunk_size = opt.fixed_chunk_size;
   } else {
     const int64_t target = int64_t(opt.blocks_per_cu ? opt.blocks_per_cu : kAttnBlocksPerCu) * std::max(compute_units, 1);
-    int64_t wanted = units >= target && !opt.force_split ? 1 : (target + units - 1) / units;
+    const int64_t fit = one_wave ? std::max<int64_t>(target / units, 1) : (target + units - 1) / units;
+    int64_t wanted = units >= target && !opt.force_split ? 1 : fit;
     if (opt.force_split) wanted = std::max<int64_t>(wanted, 2);
     int64_t size = (ctx + wanted - 1) / wanted;
     size = std::max(kAttnMinChunk, (size + 63) / 64 * 64);

@@ -21,7 +21,7 @@
 // entries of its next group, so they land during the math. (Measured on the H200 and dropped: the next
 // group's K/V in registers, 231 registers; L2 prefetches of the next 1-4 groups; 3- or 4-blocks-per-SM
 // register bounds; two groups per step for fp8: slower in most cases, capabilities/evidence/.)
-// Variants (MmaVariant): two_chains and smem_pipeline, experimental rows, described at the enum.
+// Variants (MmaVariant): standard, and smem_pipeline (K/V through a shared-memory ring), at the enum.
 #pragma once
 #include "dcukern/attention/kernels/kv_vec.hpp"
 #include "dcukern/attention/kernels/mma_head_map.hpp"
@@ -78,19 +78,19 @@ __device__ __forceinline__ void quad_of_key(const KvVec<KVT>& x, int s, uint32_t
 }
 #endif
 
-// The kernel's variants; the experimental ones have their own capability rows.
+// The kernel's variants (a row names one, attention/launch.hpp maps it).
 enum class MmaVariant : uint8_t {
   standard,
-  // S adds q's hi and lo MMAs into two accumulators, summed after the k-steps, so the dependent MMA chain
-  // per 8-key tile is kSteps long instead of 2 kSteps (sm_90 registers: 163 -> 163 at bf16 D 128, 128 ->
-  // 147 at fp8 D 128, 226 -> 250 and 168 -> 208 at D 256). Row attention.mma_split.two_chains.
-  two_chains,
   // K/V reach registers through a per-warp shared-memory ring (mma_kv_ring.hpp) that cp.async fills
   // kStages - 1 groups ahead, so a warp's loads stay in flight during its math without holding
-  // registers; sector head map; head_dim <= 128. sm_90: 211 registers and 96 KiB of ring at bf16 D 128,
-  // 181 and 64 KiB at fp8 D 128 (2 blocks per SM). Row attention.mma_split.smem_pipeline.
+  // registers; sector head map. sm_90 registers: 211 (bf16 D 128), 181 (fp8 D 128). Shared memory per
+  // block: 96 KiB (2 blocks per SM) up to head_dim 128 and for fp8 at 256, 192 KiB at f16/bf16 256.
+  // Row attention.mma_split.smem_pipeline (sm_90).
   smem_pipeline,
 };
+
+// What finish_group asks its group's source for (attention_mma_kernel).
+enum class Fetch : uint8_t { k_vec, v_all, v_vec };
 
 // Dynamic shared memory of a launch: the pipeline's rings (the epilogue's s_acc reuses them), else none.
 template <DType KVT, int kDim, MmaVariant kVariant>
@@ -110,7 +110,6 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
   constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
   constexpr bool kFp8 = KVT == DType::fp8_e4m3;
-  constexpr bool kTwoChains = kVariant == MmaVariant::two_chains;
   constexpr bool kPipeline = kVariant == MmaVariant::smem_pipeline;
   constexpr int kWarps = kAttnThreads / 32;
   using Map = MmaHeadMap<kDim, kPipeline || kMmaSectorMap<KVT, kDim>>;
@@ -230,29 +229,27 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     }
     if constexpr (kDim <= 128) load_v(gr);
   };
-  // S, the online softmax and O^T += V^T P^T for one group.
-  auto finish_group = [&](Group& gr) {
+  // S, the online softmax and O^T += V^T P^T for one group. fetch(gr, part, i) brings the parts of the
+  // group that are not in registers yet, just before their use: K vector i (both keys) before the two
+  // k-steps that read it, all of V after S (K's registers are free then), V vector i (the 4 keys) before
+  // the 4 m-tiles that read it. The register path fetches V late above head_dim 128; the ring fetches
+  // per vector above head_dim 128 (8 or 16 registers live instead of 64).
+  auto finish_group = [&](Group& gr, auto&& fetch) {
     // S = Q K^T for the two 8-key tiles; this lane gets row g, keys 8t + 2c + {0, 1}.
-    float sc[2][4] = {}, sc_lo[2][4] = {};
-    float(&lo_acc)[2][4] = kTwoChains ? sc_lo : sc;
+    float sc[2][4] = {};
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
+      if (s % 2 == 0) fetch(gr, Fetch::k_vec, s / 2);
       const uint4 qf = s_q[s][lane];
 #pragma unroll
       for (int t = 0; t < 2; ++t) {
         uint32_t b0, b1;
         quad_of_key(gr.k[t][s / 2], s % 2, b0, b1);
         mma_16816<MT>(sc[t], qf.x, 0u, qf.y, 0u, b0, b1);
-        mma_16816<MT>(lo_acc[t], qf.z, 0u, qf.w, 0u, b0, b1);
+        mma_16816<MT>(sc[t], qf.z, 0u, qf.w, 0u, b0, b1);
       }
     }
-    if constexpr (kTwoChains) {
-#pragma unroll
-      for (int t = 0; t < 2; ++t)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) sc[t][e] += sc_lo[t][e];
-    }
-    if constexpr (kDim > 128) load_v(gr);
+    if constexpr (kDim > 128) fetch(gr, Fetch::v_all, 0);
     // Online softmax for row g over the 16 keys (the 4 lanes of a row share max and rescale).
     float x[2][2], mx = m;
 #pragma unroll
@@ -290,6 +287,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       o[u][0] *= corr0, o[u][2] *= corr0;
       o[u][1] *= corr1, o[u][3] *= corr1;
       const int e = (2 * u) % 8, i = (2 * u) / 8;
+      if (e == 0) fetch(gr, Fetch::v_vec, i);
       const uint32_t a0 = pair_across_keys(gr.v[0][i], gr.v[1][i], e);
       const uint32_t a1 = pair_across_keys(gr.v[0][i], gr.v[1][i], e + 1);
       const uint32_t a2 = pair_across_keys(gr.v[2][i], gr.v[3][i], e);
@@ -317,18 +315,15 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
         cp_async_zfill<Ring::kChunkBytes>(ring + Ring::v_offset(st, r, ch), static_cast<const uint8_t*>(a.v) + byte, n);
       }
     };
-    // The lane's fragment vectors of the group in stage `st` (the same elements start_group loads).
-    auto read_group = [&](Group& gr, int st) {
+    // The lane's fragment vectors of the group in stage `st` (the same elements start_group and load_v
+    // load): K's, and V's.
+    auto read_k = [&](Group& gr, int st, int i) {
 #pragma unroll
-      for (int t = 0; t < 2; ++t)
+      for (int t = 0; t < 2; ++t) gr.k[t][i].load_shared(ring + Ring::k_offset(st, 8 * t + g, Map::k_elem(c, i) / 8));
+    };
+    auto read_v = [&](Group& gr, int st, int i) {
 #pragma unroll
-        for (int i = 0; i < kKVecs; ++i)
-          gr.k[t][i].load_shared(ring + Ring::k_offset(st, 8 * t + g, Map::k_elem(c, i) / 8));
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-#pragma unroll
-        for (int i = 0; i < kVVecs; ++i)
-          gr.v[r][i].load_shared(ring + Ring::v_offset(st, v_key(r), Map::v_elem(g, i) / 8));
+      for (int r = 0; r < 4; ++r) gr.v[r][i].load_shared(ring + Ring::v_offset(st, v_key(r), Map::v_elem(g, i) / 8));
     };
     // Groups kStages - 1 ahead of the one being computed are in flight; each iteration refills the stage
     // the previous one read.
@@ -349,9 +344,19 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       cp_async_wait<Ring::kStages - 1>();
       __syncwarp();  // the group's copies by every lane are visible
       Group cur;
-      cur.base = base, cur.my_off = -1;  // (my_off is read by load_v only above head_dim 128)
-      read_group(cur, st);
-      finish_group(cur);
+      cur.base = base, cur.my_off = -1;  // (the ring's groups need no offsets)
+      if constexpr (kDim <= 128) {  // the whole group at once (as measured at 1a943c1)
+#pragma unroll
+        for (int i = 0; i < kKVecs; ++i) read_k(cur, st, i);
+#pragma unroll
+        for (int i = 0; i < kVVecs; ++i) read_v(cur, st, i);
+      }
+      finish_group(cur, [&](Group& gr, Fetch part, int i) {
+        if constexpr (kDim > 128) {
+          if (part == Fetch::k_vec) read_k(gr, st, i);
+          if (part == Fetch::v_vec) read_v(gr, st, i);
+        }
+      });
       st = st + 1 == Ring::kStages ? 0 : st + 1;
     }
     cp_async_wait<0>();
@@ -361,7 +366,9 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       Group cur;
       start_group(cur, base, next_off);
       next_off = key_offset(base + kStride);
-      finish_group(cur);
+      finish_group(cur, [&](Group& gr, Fetch part, int) {
+        if (part == Fetch::v_all) load_v(gr);
+      });
     }
   }
 

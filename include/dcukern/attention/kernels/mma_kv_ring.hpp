@@ -2,8 +2,8 @@
 // MmaVariant::smem_pipeline): per warp, kStages stages, each holding one 16-key group's K rows and V rows,
 // filled by cp.async while the math of earlier groups runs. A row is stored as 8-element chunks (one
 // KvVec: 16 bytes for f16/bf16, 8 for fp8) with the chunk index XOR-swizzled by the row, so that the
-// fragment reads of MmaHeadMap's sector map hit distinct shared-memory banks (f16/bf16 at head_dim 64
-// and 128, fp8 at 128; fp8 at 64 reads two-way). Host and device: the host tests check the swizzle is a
+// fragment reads of MmaHeadMap's sector map hit distinct shared-memory banks (f16/bf16 at every head_dim
+// bound, fp8 at 128 and 256; fp8 at 64 reads two-way). Host and device: the host tests check the swizzle is a
 // permutation of each row and count the bank conflicts.
 #pragma once
 #include "dcukern/platform/detect.hpp"
@@ -12,12 +12,14 @@ namespace dcukern::attn_detail {
 
 template <int kDim, int kElemBytes>
 struct MmaKvRing {
-  static_assert(kDim % 64 == 0 && kDim <= 128, "the ring holds head_dim bounds 64 and 128");
+  static_assert(kDim % 64 == 0 && kDim <= 256, "the ring holds head_dim bounds 64, 128 and 256");
   static constexpr int kChunks = kDim / 8;                     // chunks per row
   static constexpr int kChunkBytes = 8 * kElemBytes;           // 16 (f16/bf16) or 8 (fp8)
   static constexpr int kMatrixBytes = 16 * kDim * kElemBytes;  // K (or V) rows of 16 keys
   static constexpr int kStageBytes = 2 * kMatrixBytes;
-  static constexpr int kWarpBytes = 24 * 1024;                 // ring per warp: <= 96 KiB for a 4-warp block
+  // Ring per warp: 24 KiB (a 4-warp block's 96 KiB leave room for 2 blocks per SM on sm_90), or 3 stages
+  // where 24 KiB hold fewer than 2 (f16/bf16 at head_dim 256: 192 KiB a block, 1 block per SM).
+  static constexpr int kWarpBytes = 2 * kStageBytes <= 24 * 1024 ? 24 * 1024 : 3 * kStageBytes;
   static constexpr int kStages = kWarpBytes / kStageBytes < 4 ? kWarpBytes / kStageBytes : 4;
   static_assert(kStages >= 2, "a ring needs a stage to fill while one is read");
 
