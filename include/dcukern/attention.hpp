@@ -41,8 +41,10 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
   a.q_tiles = attention_q_tiles(call, max_tile);
   const int64_t rows = int64_t(p.batch) * p.q_tokens * p.num_q_heads;
   if (row->contract.needs_workspace) {
-    const AttentionBlockTarget target =
-        attention_kernel_block_target(row->kernel, p.kv.dtype == DType::fp8_e4m3, p.head_dim);
+    AttentionBlockTarget target = attention_kernel_block_target(row->kernel, p.kv.dtype == DType::fp8_e4m3, p.head_dim);
+    if (target.one_wave)
+      if (const int resident = attn_detail::attention_resident_blocks(row->kernel, p.kv.dtype, p.head_dim))
+        target.blocks_per_cu = std::min(resident, kAttnBlocksPerCu);
     AttentionPlanOptions plan_opt = opt.plan;
     if (plan_opt.blocks_per_cu == 0) plan_opt.blocks_per_cu = target.blocks_per_cu;
     AttentionPlan plan;

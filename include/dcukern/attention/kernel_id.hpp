@@ -28,16 +28,17 @@ constexpr int attention_kernel_max_tile(AttentionKernel k, int head_dim) {
 }
 
 // How an automatic split plan fills the device for a kernel (AttentionPlanOptions::blocks_per_cu
-// overrides the count). The pipelined kernel: its resident blocks per SM on sm_90 (its ring's shared
-// memory: 2, or 1 for f16/bf16 KV above head_dim 128), rounded down to one wave; on the H200 that beat
-// twice or half the target at B = 1 and 8 (capabilities/evidence/attention-sm_90.json). The others: 4,
-// above their residency (3 for the mma kernel at bf16 head_dim 128), rounded up, as measured at a2a578e.
+// overrides the count). The pipelined kernel: its resident blocks per SM, rounded down to one wave (on
+// the H200 that beat twice or half the target at B = 1 and 8: capabilities/evidence/attention-sm_90.json).
+// attention() asks the runtime for the residency of the instantiation it launches
+// (attention_resident_blocks); the values here are sm_90's, for host-only use. The others: 4, above
+// their residency (3 for the mma kernel at bf16 head_dim 128), rounded up, as measured at a2a578e.
 struct AttentionBlockTarget {
   int blocks_per_cu;  // never above kAttnBlocksPerCu (the workspace query's target)
   bool one_wave;      // blocks_per_cu is the residency: plan_attention rounds the chunk count down
 };
 constexpr AttentionBlockTarget attention_kernel_block_target(AttentionKernel k, bool fp8_kv, int head_dim) {
-  if (k == AttentionKernel::mma_split_pipeline) return {head_dim > 128 && !fp8_kv ? 1 : 2, true};
+  if (k == AttentionKernel::mma_split_pipeline) return {head_dim > 128 ? (fp8_kv ? 2 : 1) : fp8_kv ? 3 : 2, true};
   return {4, false};
 }
 

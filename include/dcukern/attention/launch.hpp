@@ -91,6 +91,45 @@ Status launch_mma_dim(const AttnArgs& a, unsigned n, stream_t s) {
   attention_mma_kernel<KVT, kDim, kVariant><<<n, kAttnThreads, bytes, s>>>(a);
   return Status::success();
 }
+// Blocks of the instantiation one SM holds (the runtime's answer for its registers and shared memory; 0
+// where the runtime refuses its shared memory or cannot say). The error state is left clear.
+template <DType KVT, int kDim, MmaVariant kVariant>
+int mma_resident_blocks() {
+  constexpr int bytes = mma_dynamic_shared_bytes<KVT, kDim, kVariant>();
+  const void* kernel = reinterpret_cast<const void*>(&attention_mma_kernel<KVT, kDim, kVariant>);
+  int blocks = 0;
+  if ((bytes > 0 && runtime_allow_dynamic_shared(kernel, bytes) != kRuntimeSuccess) ||
+      runtime_resident_blocks(&blocks, kernel, kAttnThreads, bytes) != kRuntimeSuccess) {
+    (void)runtime_last_error();
+    return 0;
+  }
+  return blocks;
+}
+template <DType KVT>
+int pipeline_resident_blocks(int head_dim) {
+  if (head_dim <= 64) return mma_resident_blocks<KVT, 64, MmaVariant::smem_pipeline>();
+  if (head_dim <= 128) return mma_resident_blocks<KVT, 128, MmaVariant::smem_pipeline>();
+  return mma_resident_blocks<KVT, 256, MmaVariant::smem_pipeline>();
+}
+#endif
+
+// Resident blocks per SM of the kernel the launch takes for this call, for the kernels whose split plan
+// fills one wave (attention_kernel_block_target): asked of the runtime, so the plan follows the compiled
+// registers and shared memory. 0: not asked or unknown (the plan keeps its default).
+inline int attention_resident_blocks(AttentionKernel kernel, DType kv, int head_dim) {
+#if DCUKERN_PLATFORM_CUDA
+  if (kernel == AttentionKernel::mma_split_pipeline) switch (kv) {
+      case DType::f16: return pipeline_resident_blocks<DType::f16>(head_dim);
+      case DType::bf16: return pipeline_resident_blocks<DType::bf16>(head_dim);
+      case DType::fp8_e4m3: return pipeline_resident_blocks<DType::fp8_e4m3>(head_dim);
+      default: break;
+    }
+#endif
+  (void)kernel, (void)kv, (void)head_dim;
+  return 0;
+}
+
+#if DCUKERN_PLATFORM_CUDA
 // The variant's kernel for the call's head_dim bound.
 template <DType KVT, MmaVariant kVariant>
 Status launch_mma(const AttnArgs& a, unsigned n, stream_t s) {

@@ -41,6 +41,10 @@ inline runtime_error_t runtime_memset_async(void* d, int value, size_t bytes, st
 inline runtime_error_t runtime_allow_dynamic_shared(const void* kernel, int bytes) {
   return hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
+// Blocks of `kernel` one compute unit holds at `threads` threads and `shared_bytes` of dynamic shared memory.
+inline runtime_error_t runtime_resident_blocks(int* blocks, const void* kernel, int threads, int shared_bytes) {
+  return hipOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, threads, shared_bytes);
+}
 #else
 using stream_t = cudaStream_t;
 using runtime_error_t = cudaError_t;
@@ -63,6 +67,9 @@ inline runtime_error_t runtime_memset_async(void* d, int value, size_t bytes, st
 }
 inline runtime_error_t runtime_allow_dynamic_shared(const void* kernel, int bytes) {
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+inline runtime_error_t runtime_resident_blocks(int* blocks, const void* kernel, int threads, int shared_bytes) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, threads, shared_bytes);
 }
 #endif
 
