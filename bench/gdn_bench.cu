@@ -2,7 +2,7 @@
 // B in {1, 8, 32, 128, 256, 512}, H = 16, HV in {32, 48}, K = V = 128, fp32 state, in-kernel gating and
 // L2 norm (one kernel for the whole step), for automatic selection (both layouts) and the generic row;
 // and the conv1d update at B in {1, 32, 256}, 8192 channels, width 4. Every row that is not chosen
-// automatically is also run pinned. A read-modify-write ceiling (16-byte vectors read and written back in
+// automatically is also run pinned (experimental rows, which have no evidence yet, forced). A read-modify-write ceiling (16-byte vectors read and written back in
 // place, the state's traffic without its math) over the same bytes shows what the traffic pattern allows.
 // State pools rotate through > 4x L2 (HBM-cold); time from CUDA-graph replay. Counters: us per step,
 // GB/s of state bytes read + written (conv1d: every byte moved), % of the read bandwidth measured here.
@@ -175,8 +175,21 @@ struct ConvBuffers {
   }
 };
 
+// Forces a row without device evidence (an experimental one) for the guard's lifetime.
+struct ForceExperimental {
+  const char* id = nullptr;
+  explicit ForceExperimental(const char* row) {
+    const auto* r = row ? find_conv1d_row(row) : nullptr;
+    if (r && !r->evidence) Overrides::instance().force(id = r->id);
+  }
+  ~ForceExperimental() {
+    if (id) Overrides::instance().unforce(id);
+  }
+};
+
 void bench_conv(benchmark::State& st, int batch, int64_t dim, int width, DType sdt, const char* row) {
   ConvBuffers b(batch, dim, width, sdt);
+  ForceExperimental force(row);
   Explanation why;
   if (Status e = conv1d_update(b.params(0), nullptr, GdnOptions{row, &why}); !e.ok()) {
     st.SkipWithError(e.to_string().c_str());
@@ -233,6 +246,8 @@ void register_all() {
     add(base + "bf16state/auto", bench_conv, batch, int64_t(8192), 4, DType::bf16, static_cast<const char*>(nullptr));
     add(base + "bf16state/conv1d.generic", bench_conv, batch, int64_t(8192), 4, DType::bf16, "conv1d.generic");
     add(base + "f32state/auto", bench_conv, batch, int64_t(8192), 4, DType::f32, static_cast<const char*>(nullptr));
+    add(base + "bf16state/conv1d.vec8.staged", bench_conv, batch, int64_t(8192), 4, DType::bf16, "conv1d.vec8.staged");
+    add(base + "f32state/conv1d.vec8.staged", bench_conv, batch, int64_t(8192), 4, DType::f32, "conv1d.vec8.staged");
   }
 }
 

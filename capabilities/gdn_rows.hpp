@@ -58,6 +58,11 @@ inline constexpr GdnRow kGdnRows[] = {
 };
 
 inline constexpr Conv1dRow kConv1dRows[] = {
+    {"conv1d.vec8.staged",
+     "conv1d.vec8's update with lane-consecutive 16-byte state runs transposed through shared memory and the "
+     "weights read once per block of 8 sequences. Experimental (no evidence yet: selected only when forced)",
+     0, nullptr, gdn_rows::vec8(), gdn_rows::kInPlace, nullptr, "conv1d.vec8", Conv1dKernel::vec8_staged,
+     "conv1d_staged_kernel<"},
     {"conv1d.vec8", "8 channels per thread, 16-byte loads of x, weights, state and bias", 0, nullptr,
      gdn_rows::vec8(), gdn_rows::kInPlace, gdn_rows::kEvidence, "conv1d.generic", Conv1dKernel::vec8,
      "conv1d_vec8_kernel<"},

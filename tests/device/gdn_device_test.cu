@@ -1,5 +1,5 @@
-// GDN device tests: the recurrent step and the conv1d update, every row this device can run (and
-// automatic selection) against the double-precision host reference, over every option: both state
+// GDN device tests: the recurrent step and the conv1d update, every row this device can run (rows
+// without evidence yet forced, and automatic selection) against the double-precision host reference, over every option: both state
 // layouts, f32 / bf16 state, K x V in {128x128, 64x64, 256x256, 128x64, 96x40}, bf16 / f16 activations,
 // in-kernel or precomputed gating, L2 norm on / off, grouped heads r in {1, 2, 3}, T in 1..4 with and
 // without token slots, packed (strided) inputs, padded outputs, padding sequences, B = 1. Also: a 1000-step fp32
@@ -26,11 +26,29 @@ namespace {
 using test::device_target;
 using test::quick_mode;
 
+// Forces row `id` for the guard's lifetime when it has no device evidence yet (such rows run only when
+// forced); a no-op for every other row and for automatic selection (id == nullptr).
+template <class Op>
+struct ForceExperimental {
+  const char* id;
+  explicit ForceExperimental(const char* row) {
+    const auto* r = row ? find_row<Op>(row) : nullptr;
+    id = r && !r->evidence ? r->id : nullptr;
+    if (id) Overrides::instance().force(id);
+  }
+  ~ForceExperimental() {
+    if (id) Overrides::instance().unforce(id);
+  }
+};
+
+// The rows this device can run, experimental ones (run when forced) included.
 template <class Op>
 std::vector<const char*> runnable_rows() {
   std::vector<const char*> ids;
-  for (const auto& row : Op::rows())
+  for (const auto& row : Op::rows()) {
+    ForceExperimental<Op> force(row.id);
     if (row_unavailable_reason(row, device_target(), Op::compiled_in(row.kernel)).empty()) ids.push_back(row.id);
+  }
   return ids;
 }
 
@@ -508,8 +526,9 @@ struct ConvProblem {
   DeviceBuffer<int32_t> dslots;
   std::vector<uint8_t> pool0;
 
-  ConvProblem(DType act_, DType state_, int64_t dim_, int width_, bool bias_, bool silu_, bool padded, std::mt19937_64& rng)
-      : act(act_), state(state_), width(width_), dim(dim_), bias(bias_), silu(silu_) {
+  ConvProblem(DType act_, DType state_, int64_t dim_, int width_, bool bias_, bool silu_, bool padded, std::mt19937_64& rng,
+              int batch = 6)
+      : act(act_), state(state_), B(batch), width(width_), dim(dim_), bias(bias_), silu(silu_) {
     std::uniform_real_distribution<double> u(-1, 1);
     ldx = padded ? dim + 8 : dim;
     ldy = padded ? dim + 16 : dim;
@@ -547,7 +566,7 @@ struct ConvProblem {
   std::string str() const {
     return std::string(dtype_name(act)) + " state=" + dtype_name(state) + " dim=" + std::to_string(dim) +
            " width=" + std::to_string(width) + " bias=" + std::to_string(bias) + " silu=" + std::to_string(silu) +
-           " ldx=" + std::to_string(ldx);
+           " ldx=" + std::to_string(ldx) + " B=" + std::to_string(B);
   }
 };
 
@@ -595,7 +614,7 @@ TEST_CASE("conv1d: every runnable row matches the reference (widths 2..4, dims u
         for (int width : {2, 3, 4}) {
           ++variant;
           ConvProblem pr(act, f32_state ? DType::f32 : act, dim, width, variant % 2 == 0, variant % 3 != 0,
-                         variant % 4 < 2, rng);
+                         variant % 4 < 2, rng, variant % 5 == 0 ? 19 : 6);  // 19: blocks of 8 sequences and a rest
           std::vector<double> want_pool(pr.num_slots * pr.slot_stride), want_y;
           for (size_t i = 0; i < want_pool.size(); ++i) want_pool[i] = Blob::get(pr.pool0, pr.state, int64_t(i));
           ref::conv1d_update(pr.params(false), want_pool, want_y);
@@ -603,6 +622,7 @@ TEST_CASE("conv1d: every runnable row matches the reference (widths 2..4, dims u
           ids.push_back(nullptr);
           for (const char* id : ids) {
             INFO(pr.str() << " row=" << std::string(id ? id : "auto"));
+            ForceExperimental<Conv1dOp> force(id);
             const capabilities::Conv1dRow* row = nullptr;
             if (id && !check_conv1d_row(pr.params(true), device_target(), id, &row).ok()) continue;
             pr.pool.dev.upload(pr.pool0);
@@ -629,6 +649,7 @@ TEST_CASE("conv1d: graph replay gives the bits of eager runs; a rejected call wr
   ConvProblem pr(DType::bf16, DType::bf16, 4096, 4, true, true, false, rng);
   for (const char* id : runnable_rows<Conv1dOp>()) {
     INFO(std::string(id));
+    ForceExperimental<Conv1dOp> force(id);
     pr.pool.dev.upload(pr.pool0);
     pr.y.dev.fill_bytes(test::kPoisonByte);
     for (int rep = 0; rep < 3; ++rep) REQUIRE(conv1d_update(pr.params(true), nullptr, GdnOptions{id}).ok());

@@ -73,7 +73,7 @@ void check_table(IsaOf isa_of) {
     CHECK(row.semantics.graph_safe);
     CHECK_FALSE(row.semantics.needs_workspace);
     CHECK(row.semantics.in_place);
-    CHECK(std::string(row.evidence).size() > 0);
+    CHECK((!row.evidence || std::string(row.evidence).size() > 0));  // nullptr: experimental, forced only
     CHECK(std::string(row.kernel_symbol).size() > 0);
     if (std::string(row.fallback).rfind("none", 0) == 0) ++generic;
   }
@@ -186,4 +186,18 @@ TEST_CASE("conv1d selection: the vector row where its contract holds, else gener
   const capabilities::Conv1dRow* row = nullptr;
   CHECK(check_conv1d_row(conv(8190, 4), target("sm_90"), "conv1d.vec8", &row).code() == StatusCode::unsupported);
   CHECK(check_conv1d_row(conv(8190, 4), target("sm_90"), "conv1d.generic", &row).ok());
+}
+
+TEST_CASE("conv1d.vec8.staged (no evidence) runs only when forced, under conv1d.vec8's contract") {
+  OverridesReset reset;
+  const capabilities::Conv1dRow* row = nullptr;
+  CHECK(check_conv1d_row(conv(8192, 4), target("sm_90"), "conv1d.vec8.staged", &row).code() == StatusCode::unsupported);
+  Overrides::instance().force("conv1d.vec8.staged");
+  for (const char* t : kTargetsToTry) {
+    INFO(t);
+    CHECK(chosen(conv(8192, 4), t) == "conv1d.vec8.staged");
+    CHECK(chosen(conv(1000, 2), t) == "conv1d.vec8.staged");
+    CHECK(chosen(conv(8190, 4), t) == "conv1d.generic");
+  }
+  CHECK(check_conv1d_row(conv(8192, 4), target("sm_90"), "conv1d.vec8.staged", &row).ok());
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dcukern/gdn/kernels/conv1d_generic.hpp"
+#include "dcukern/gdn/kernels/conv1d_staged.hpp"
 #include "dcukern/gdn/kernels/conv1d_vec8.hpp"
 #include "dcukern/gdn/kernels/recurrent_generic.hpp"
 #include "dcukern/gdn/kernels/recurrent_tiled.hpp"
@@ -47,8 +48,16 @@ Status launch_gdn(GdnKernel kernel, DType state, const GdnArgs& a, stream_t s) {
   return Status::unsupported(std::string("gdn: state dtype ") + dtype_name(state));
 }
 
+// The 8-channel kernels: vec8 (grid-stride over (sequence, 8 channels)) or vec8_staged (one block per
+// kStagedSeqs sequences x kStagedChannels channels).
 template <int W, DType DT, DType SDT>
-void launch_conv1d_vec8(const Conv1dArgs& a, const DeviceContext& ctx, stream_t s) {
+void launch_conv1d_vec8(Conv1dKernel kernel, const Conv1dArgs& a, const DeviceContext& ctx, stream_t s) {
+  if (kernel == Conv1dKernel::vec8_staged) {
+    const dim3 grid(grid_size((int64_t(a.batch) + kStagedSeqs<SDT> - 1) / kStagedSeqs<SDT>),
+                    static_cast<unsigned>((a.dim + kStagedChannels - 1) / kStagedChannels));
+    conv1d_staged_kernel<W, DT, SDT><<<grid, kConvThreads, 0, s>>>(a);
+    return;
+  }
   const int64_t threads = int64_t(a.batch) * (a.dim / 8);
   const int64_t blocks = std::min<int64_t>((threads + kConvThreads - 1) / kConvThreads, 64LL * ctx.facts.compute_units);
   conv1d_vec8_kernel<W, DT, SDT><<<grid_size(blocks), kConvThreads, 0, s>>>(a);
@@ -64,10 +73,11 @@ Status launch_conv1d(Conv1dKernel kernel, const Conv1dArgs& a, const DeviceConte
       return Status::success();
     }
     case Conv1dKernel::vec8:
+    case Conv1dKernel::vec8_staged:
       switch (a.width) {
-        case 2: launch_conv1d_vec8<2, DT, SDT>(a, ctx, s); return Status::success();
-        case 3: launch_conv1d_vec8<3, DT, SDT>(a, ctx, s); return Status::success();
-        case 4: launch_conv1d_vec8<4, DT, SDT>(a, ctx, s); return Status::success();
+        case 2: launch_conv1d_vec8<2, DT, SDT>(kernel, a, ctx, s); return Status::success();
+        case 3: launch_conv1d_vec8<3, DT, SDT>(kernel, a, ctx, s); return Status::success();
+        case 4: launch_conv1d_vec8<4, DT, SDT>(kernel, a, ctx, s); return Status::success();
         default: return Status::unsupported("conv1d: width " + std::to_string(a.width) + " (supported: 2..4)");
       }
   }

@@ -80,20 +80,23 @@ __device__ __forceinline__ float round_to(float v) {
   else return to_float<SDT>(from_float<SDT>(v));
 }
 
+// The 16 / bytes elements of dtype DT in one 16-byte vector, as fp32.
+template <DType DT>
+__device__ __forceinline__ void unpack16(const vec16_t& w, float* out) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (DT == DType::f32) out[i] = __uint_as_float(vec16_word(w, i));
+    else unpack2<DT>(vec16_word(w, i), out[2 * i], out[2 * i + 1]);
+  }
+}
+
 // N elements of dtype DT, N * bytes a multiple of 16 and p 16-byte aligned, as fp32 (16-byte accesses).
 template <DType DT, int N>
 __device__ __forceinline__ void load_elems(const void* p, float (&out)[N]) {
   constexpr int kPerVec = 16 / kElemBytes<DT>;
   static_assert(N % kPerVec == 0, "whole 16-byte vectors only");
 #pragma unroll
-  for (int vi = 0; vi < N / kPerVec; ++vi) {
-    const vec16_t w = load16(static_cast<const char*>(p) + 16 * vi);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      if constexpr (DT == DType::f32) out[vi * 4 + i] = __uint_as_float(vec16_word(w, i));
-      else unpack2<DT>(vec16_word(w, i), out[vi * 8 + 2 * i], out[vi * 8 + 2 * i + 1]);
-    }
-  }
+  for (int vi = 0; vi < N / kPerVec; ++vi) unpack16<DT>(load16(static_cast<const char*>(p) + 16 * vi), out + vi * kPerVec);
 }
 template <DType DT, int N>
 __device__ __forceinline__ void store_elems(void* p, const float (&in)[N]) {

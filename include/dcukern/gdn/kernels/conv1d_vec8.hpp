@@ -9,6 +9,26 @@
 
 namespace dcukern::gdn_detail {
 
+// The update of one group of 8 channels in registers: y[i] = bias[i] + sum_j w[i][j] * [state_i, x_i][j]
+// (then silu), and the state window of each channel shifted by one with x appended. bias is read only
+// when the call has one.
+template <int W>
+__device__ __forceinline__ void conv1d_group(const Conv1dArgs& a, const float (&x)[8], const float (&w)[8 * W],
+                                             const float (&bias)[8], float (&st)[8 * (W - 1)], float (&y)[8]) {
+  constexpr int kHist = W - 1;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    float acc = a.bias ? bias[i] : 0.f;
+#pragma unroll
+    for (int j = 0; j < kHist; ++j) acc = fmaf(w[i * W + j], st[i * kHist + j], acc);
+    acc = fmaf(w[i * W + kHist], x[i], acc);
+    y[i] = a.silu ? silu(acc) : acc;
+#pragma unroll
+    for (int j = 0; j + 1 < kHist; ++j) st[i * kHist + j] = st[i * kHist + j + 1];
+    st[i * kHist + kHist - 1] = x[i];
+  }
+}
+
 template <int W, DType DT, DType SDT>
 __global__ void __launch_bounds__(kConvThreads) conv1d_vec8_kernel(Conv1dArgs a) {
   constexpr int kHist = W - 1;
@@ -32,17 +52,7 @@ __global__ void __launch_bounds__(kConvThreads) conv1d_vec8_kernel(Conv1dArgs a)
     char* const sp = static_cast<char*>(a.state) + (slot * a.slot_stride + c0 * kHist) * kElemBytes<SDT>;
     load_elems<SDT>(sp, st);
     if (a.bias) load_elems<DT>(static_cast<const char*>(a.bias) + c0 * kElemBytes<DT>, bias);
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      float acc = a.bias ? bias[i] : 0.f;
-#pragma unroll
-      for (int j = 0; j < kHist; ++j) acc = fmaf(w[i * W + j], st[i * kHist + j], acc);
-      acc = fmaf(w[i * W + kHist], x[i], acc);
-      y[i] = a.silu ? silu(acc) : acc;
-#pragma unroll
-      for (int j = 0; j + 1 < kHist; ++j) st[i * kHist + j] = st[i * kHist + j + 1];
-      st[i * kHist + kHist - 1] = x[i];
-    }
+    conv1d_group<W>(a, x, w, bias, st, y);
     store_elems<SDT>(sp, st);
     store_elems<DT>(static_cast<char*>(a.y) + (b * a.ldy + c0) * kElemBytes<DT>, y);
   }
