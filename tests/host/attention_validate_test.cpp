@@ -159,7 +159,7 @@ TEST_CASE("attention: split-KV plan and workspace bound") {
   CHECK(attention_kernel_block_target(AttentionKernel::mma_split_pipeline, false, 256).blocks_per_cu == 1);
   CHECK(attention_kernel_block_target(AttentionKernel::mma_split_pipeline, true, 256).blocks_per_cu == 2);
   CHECK(attention_kernel_block_target(AttentionKernel::mma_split_pipeline, false, 128).blocks_per_cu == 2);
-  CHECK(attention_kernel_block_target(AttentionKernel::mma_split_pipeline, true, 128).blocks_per_cu == 3);
+  CHECK(attention_kernel_block_target(AttentionKernel::mma_split_pipeline, true, 128).blocks_per_cu == 2);
   CHECK(attention_kernel_block_target(AttentionKernel::mma_split, false, 128).blocks_per_cu == kAttnBlocksPerCu);
   {
     // One long sequence, 8 KV heads of 4 query rows (8 blocks per chunk) on 132 CUs: one_wave never

@@ -181,23 +181,28 @@ TEST_CASE("conv1d selection: the vector row where its contract holds, else gener
     CHECK(chosen(p, t) == "conv1d.generic");
     p = conv(64, 3);
     p.state.dtype = DType::f32;
-    CHECK(chosen(p, t) == "conv1d.vec8");
+    CHECK(chosen(p, t) == "conv1d.vec8.staged");  // the staged row takes f32 states only
   }
   const capabilities::Conv1dRow* row = nullptr;
   CHECK(check_conv1d_row(conv(8190, 4), target("sm_90"), "conv1d.vec8", &row).code() == StatusCode::unsupported);
   CHECK(check_conv1d_row(conv(8190, 4), target("sm_90"), "conv1d.generic", &row).ok());
 }
 
-TEST_CASE("conv1d.vec8.staged (no evidence) runs only when forced, under conv1d.vec8's contract") {
+TEST_CASE("conv1d.vec8.staged: f32 states under conv1d.vec8's contract; disabled, conv1d.vec8 takes them") {
   OverridesReset reset;
   const capabilities::Conv1dRow* row = nullptr;
-  CHECK(check_conv1d_row(conv(8192, 4), target("sm_90"), "conv1d.vec8.staged", &row).code() == StatusCode::unsupported);
-  Overrides::instance().force("conv1d.vec8.staged");
+  Conv1dParams f32 = conv(8192, 4);
+  f32.state.dtype = DType::f32;
   for (const char* t : kTargetsToTry) {
     INFO(t);
-    CHECK(chosen(conv(8192, 4), t) == "conv1d.vec8.staged");
-    CHECK(chosen(conv(1000, 2), t) == "conv1d.vec8.staged");
-    CHECK(chosen(conv(8190, 4), t) == "conv1d.generic");
+    CHECK(chosen(f32, t) == "conv1d.vec8.staged");
+    CHECK(chosen(conv(8192, 4), t) == "conv1d.vec8");
   }
-  CHECK(check_conv1d_row(conv(8192, 4), target("sm_90"), "conv1d.vec8.staged", &row).ok());
+  CHECK(check_conv1d_row(conv(8192, 4), target("sm_90"), "conv1d.vec8.staged", &row).code() == StatusCode::unsupported);
+  CHECK(check_conv1d_row(f32, target("sm_90"), "conv1d.vec8.staged", &row).ok());
+  Conv1dParams odd = conv(8190, 4);
+  odd.state.dtype = DType::f32;
+  CHECK(chosen(odd, "sm_90") == "conv1d.generic");
+  Overrides::instance().disable("conv1d.vec8.staged");
+  CHECK(chosen(f32, "sm_90") == "conv1d.vec8");
 }

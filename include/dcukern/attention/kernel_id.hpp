@@ -38,7 +38,7 @@ struct AttentionBlockTarget {
   bool one_wave;      // blocks_per_cu is the residency: plan_attention rounds the chunk count down
 };
 constexpr AttentionBlockTarget attention_kernel_block_target(AttentionKernel k, bool fp8_kv, int head_dim) {
-  if (k == AttentionKernel::mma_split_pipeline) return {head_dim > 128 ? (fp8_kv ? 2 : 1) : fp8_kv ? 3 : 2, true};
+  if (k == AttentionKernel::mma_split_pipeline) return {head_dim > 128 && !fp8_kv ? 1 : 2, true};
   return {4, false};
 }
 

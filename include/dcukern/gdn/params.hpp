@@ -268,12 +268,14 @@ struct GdnContract {
 
 struct Conv1dContract {
   DTypeMask dtypes_ = dtypes(DType::bf16, DType::f16);
+  DTypeMask state_dtypes = dtypes(DType::f32, DType::bf16, DType::f16);
   int dim_multiple = 1;     // dim must be a multiple of this
   int align_bytes = 1;      // every base address and the state slot stride
   bool needs_contiguous = false;  // weight row stride == width, x / y row strides multiples of 8
 
   constexpr const char* check(const Conv1dCall& c) const {
     if (!dtypes_.has(c.dtype)) return "dtype not covered by this row";
+    if (!state_dtypes.has(c.state_dtype)) return "state dtype not covered by this row";
     if (c.dim % dim_multiple) return "dim is not a multiple of this row's channel vector";
     if (c.min_align < align_bytes) return "a pointer or the state slot stride is not aligned for this row's vector loads";
     if (needs_contiguous && !(c.contiguous_weight && c.strides_aligned))
@@ -284,6 +286,7 @@ struct Conv1dContract {
   // One line for capability reports: "bf16,f16 dim%8 align16 contiguous".
   std::string describe() const {
     std::string s = dtype_list(dtypes_);
+    if (state_dtypes.bits != dtypes(DType::f32, DType::bf16, DType::f16).bits) s += " state " + dtype_list(state_dtypes);
     if (dim_multiple > 1) s += " dim%" + std::to_string(dim_multiple);
     if (align_bytes > 1) s += " align" + std::to_string(align_bytes);
     if (needs_contiguous) s += " contiguous";

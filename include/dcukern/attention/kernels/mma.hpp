@@ -132,60 +132,19 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   // Warps take groups of 16 keys in turn. (Measured and dropped: two groups per warp step for fp8, as many
   // bytes in flight as bf16's one, 165-234 registers: 0.99-1.50x the time where B x context >= 128K.)
   constexpr int64_t kStride = 16 * kWarps;
-  // Lane i: the pool offset of key base + i % 16, plus `second` for lanes 16-31 (-1 past the block's keys).
-  auto key_offset = [&](int64_t base, int64_t second = 0) -> int64_t {
-    const int64_t mine = base + (lane & 15) + (lane < 16 ? 0 : second);
+  // Lane i: the pool offset of key base + i % 16 (-1 past the block's keys).
+  auto key_offset = [&](int64_t base) -> int64_t {
+    const int64_t mine = base + (lane & 15);
     return mine < qt.blk_hi ? kv_offset_fast(a, tb.b, tb.hk, static_cast<int>(mine)) : -1;
   };
 
   // The block-table entries of this warp's first group, read before q so the two latencies overlap.
-  int64_t next_off = -1;
-  if constexpr (!kPipeline) next_off = key_offset(qt.blk_lo + 16 * warp);
+  int64_t next_off = key_offset(qt.blk_lo + 16 * warp);
 
-  using Ring = MmaKvRing<kDim, kFp8 ? 1 : 2>;
-  constexpr int kElemBytes = kFp8 ? 1 : 2;
-  unsigned char* ring = s_dynamic + warp * Ring::kStages * Ring::kStageBytes;
-  // Copies a group's K and V rows into stage `st`: lane 16 half + i of `offs` holds the pool offset of the
-  // group's key i; rows past the block's keys and chunks past head_dim are zero-filled.
-  auto copy_group = [&](int st, int64_t offs, int half = 0) {
-#pragma unroll
-    for (int j = 0; j < 16 * Ring::kChunks / 32; ++j) {
-      const int idx = lane + 32 * j, r = idx / Ring::kChunks, ch = idx % Ring::kChunks;
-      const int64_t off = __shfl_sync(0xffffffffu, offs, 16 * half + r);
-      const bool real = off >= 0 && 8 * ch < a.head_dim;
-      const int64_t byte = real ? (off + 8 * ch) * kElemBytes : 0;
-      const int n = real ? Ring::kChunkBytes : 0;
-      cp_async_zfill<Ring::kChunkBytes>(ring + Ring::k_offset(st, r, ch), static_cast<const uint8_t*>(a.k) + byte, n);
-      cp_async_zfill<Ring::kChunkBytes>(ring + Ring::v_offset(st, r, ch), static_cast<const uint8_t*>(a.v) + byte, n);
-    }
-  };
-  // The pipeline's ring: groups kStages - 1 ahead of the one being computed are in flight. The first
-  // ones start before q is staged (q's latency and the barriers overlap them), their block-table entries
-  // read together, two groups per load (lanes 0-15 and 16-31).
-  int64_t ahead = qt.blk_lo + 16 * warp;
-  if constexpr (kPipeline) {
-    constexpr int kFill = Ring::kStages - 1, kPairs = (kFill + 1) / 2;
-    int64_t pairs[kPairs];
-#pragma unroll
-    for (int k = 0; k < kPairs; ++k) pairs[k] = key_offset(ahead + 2 * k * kStride, kStride);
-#pragma unroll
-    for (int st = 0; st < kFill; ++st) {
-      if (ahead + st * kStride < qt.blk_hi) copy_group(st, pairs[st / 2], st % 2);
-      cp_async_commit();
-    }
-    ahead += kFill * kStride;
-    next_off = key_offset(ahead);
-  }
-
-  // q rows of the tile, prescaled, in fp32 through shared memory (s_acc is free until the epilogue; the
-  // pipeline's s_acc lies over the ring, so it has its own): each thread issues all its loads before
-  // using any, so the prologue costs one memory latency.
-  __shared__ float s_qf_own[kPipeline ? kMmaTile : 1][kPipeline ? kDim : 1];
-  using QRows = float[kMmaTile][kDim];
-  QRows& s_qf = [&]() -> QRows& {
-    if constexpr (kPipeline) return s_qf_own;
-    else return s_acc[0];
-  }();
+  // q rows of the tile, prescaled, in fp32 through shared memory (s_acc is free until the epilogue; in
+  // the pipeline it lies over warp 0's first ring stage, whose copies start after the barriers below):
+  // each thread issues all its loads before using any, so the prologue costs one memory latency.
+  float(&s_qf)[kMmaTile][kDim] = s_acc[0];
   {
     constexpr int kPer = kMmaTile * kDim / kAttnThreads;
     const float qs = q_prescale(a, kFp8 ? a.k_scale : 1.f);  // kFp8Rescale goes on S (f16 q keeps its range)
@@ -321,18 +280,12 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       }
       pb[t] = pack2(p[0], p[1]);
     }
-    // O^T rows of query rows 2c and 2c + 1 rescale by those rows' factors (held by lanes 8c and 8c + 4),
-    // skipped when no row's max moved (every factor is then exactly 1: the same bits, fewer instructions).
-    if (__any_sync(0xffffffffu, corr != 1.f)) {
-      const float corr0 = __shfl_sync(0xffffffffu, corr, 8 * c), corr1 = __shfl_sync(0xffffffffu, corr, 8 * c + 4);
-#pragma unroll
-      for (int u = 0; u < kSteps; ++u) {
-        o[u][0] *= corr0, o[u][2] *= corr0;
-        o[u][1] *= corr1, o[u][3] *= corr1;
-      }
-    }
+    // O^T rows of query rows 2c and 2c + 1 rescale by those rows' factors (held by lanes 8c and 8c + 4).
+    const float corr0 = __shfl_sync(0xffffffffu, corr, 8 * c), corr1 = __shfl_sync(0xffffffffu, corr, 8 * c + 4);
 #pragma unroll
     for (int u = 0; u < kSteps; ++u) {
+      o[u][0] *= corr0, o[u][2] *= corr0;
+      o[u][1] *= corr1, o[u][3] *= corr1;
       const int e = (2 * u) % 8, i = (2 * u) / 8;
       if (e == 0) fetch(gr, Fetch::v_vec, i);
       const uint32_t a0 = pair_across_keys(gr.v[0][i], gr.v[1][i], e);
@@ -345,6 +298,23 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
 
   // The warp's groups (64-bit positions: no wrap near 2^31).
   if constexpr (kPipeline) {
+    using Ring = MmaKvRing<kDim, kFp8 ? 1 : 2>;
+    constexpr int kElemBytes = kFp8 ? 1 : 2;
+    unsigned char* ring = s_dynamic + warp * Ring::kStages * Ring::kStageBytes;
+    // Copies a group's K and V rows into stage `st`: lane i of `offs` holds the pool offset of the group's
+    // key i % 16; rows past the block's keys and chunks past head_dim are zero-filled.
+    auto copy_group = [&](int st, int64_t offs) {
+#pragma unroll
+      for (int j = 0; j < 16 * Ring::kChunks / 32; ++j) {
+        const int idx = lane + 32 * j, r = idx / Ring::kChunks, ch = idx % Ring::kChunks;
+        const int64_t off = __shfl_sync(0xffffffffu, offs, r);
+        const bool real = off >= 0 && 8 * ch < a.head_dim;
+        const int64_t byte = real ? (off + 8 * ch) * kElemBytes : 0;
+        const int n = real ? Ring::kChunkBytes : 0;
+        cp_async_zfill<Ring::kChunkBytes>(ring + Ring::k_offset(st, r, ch), static_cast<const uint8_t*>(a.k) + byte, n);
+        cp_async_zfill<Ring::kChunkBytes>(ring + Ring::v_offset(st, r, ch), static_cast<const uint8_t*>(a.v) + byte, n);
+      }
+    };
     // The lane's fragment vectors of the group in stage `st` (the same elements start_group and load_v
     // load): K's, and V's.
     auto read_k = [&](Group& gr, int st, int i) {
@@ -355,6 +325,15 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
 #pragma unroll
       for (int r = 0; r < 4; ++r) gr.v[r][i].load_shared(ring + Ring::v_offset(st, v_key(r), Map::v_elem(g, i) / 8));
     };
+    // Groups kStages - 1 ahead of the one being computed are in flight; each iteration refills the stage
+    // the previous one read.
+    int64_t ahead = qt.blk_lo + 16 * warp;
+    for (int st = 0; st < Ring::kStages - 1; ++st) {
+      if (ahead < qt.blk_hi) copy_group(st, next_off);
+      cp_async_commit();
+      ahead += kStride;
+      next_off = key_offset(ahead);
+    }
     int st = 0;
     for (int64_t base = qt.blk_lo + 16 * warp; base < qt.blk_hi; base += kStride) {
       __syncwarp();  // the lanes' reads of the stage refilled now are done
