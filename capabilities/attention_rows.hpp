@@ -1,12 +1,14 @@
 // Paged-KV decode attention capability rows. Selection order: forced, tuned for the detected target
-// (.smem_pipeline on sm_90), then the rows below, top to bottom: on NVIDIA sm_80+ the tensor-core rows,
-// elsewhere the grouped rows, then the per-row rows, which accept every valid call.
+// (.smem_pipeline on sm_90: the fastest row in 118 of the 120 bench cases there), then the rows below, top
+// to bottom: on NVIDIA sm_80+ the tensor-core rows, elsewhere the grouped rows, then the per-row rows,
+// which accept every valid call.
 //
-// Evidence (kEvidence): every row but .smem_pipeline (none yet) passed
-// tests/device/attention_device_test.cu on the H200 at a2a578e (11 cases, 30528 assertions;
-// compute-sanitizer memcheck clean) and dcukern-audit's smoke run there; capabilities/evidence/
-// attention-sm_90.json holds the benchmark of the split rows at that commit. AMD / Hygon: the portable
-// rows compile for every target (ISA audit); none has run on that hardware.
+// Evidence (kEvidence): every row passed tests/device/attention_device_test.cu on the H200 at 44d1289
+// (11 cases, 17676 assertions; compute-sanitizer memcheck clean); capabilities/evidence/attention-sm_90.json
+// holds the benchmark of the split rows at that commit (attention-sm_90-a2a578e.json: the earlier run of
+// the register-path rows). The rows but .smem_pipeline also passed dcukern-audit's smoke run there at
+// a2a578e, .smem_pipeline at 1a943c1 (head_dim <= 128). AMD / Hygon: the portable rows compile for every
+// target (ISA audit); none has run on that hardware.
 #pragma once
 #include "dcukern/attention/kernel_id.hpp"
 #include "dcukern/attention/params.hpp"
@@ -21,7 +23,7 @@ namespace attention_rows {
 constexpr DTypeMask kHalfs = dtypes(DType::f16, DType::bf16);
 constexpr DTypeMask kKv = dtypes(DType::f16, DType::bf16, DType::fp8_e4m3);
 constexpr const char* kEvidence =
-    "tests/device/attention_device_test.cu (sm_90, H200, a2a578e); capabilities/evidence/attention-sm_90.json; "
+    "tests/device/attention_device_test.cu (sm_90, H200, 44d1289); capabilities/evidence/attention-sm_90.json; "
     "AMD / Hygon: compile only (portable HIP, no target instruction)";
 constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
   AttentionContract c{};
@@ -38,10 +40,10 @@ inline constexpr AttentionRow kAttentionRows[] = {
      "attention.mma_split whose K/V rows reach the fragments through a per-warp shared-memory ring that "
      "cp.async fills 2-3 groups ahead, so loads stay in flight during the math; the sector head map at "
      "f16/bf16 too, so its sums run in another order than attention.mma_split's. Its ring takes 96 KiB a "
-     "block (192 KiB at f16/bf16 head_dim 256): sized for sm_90's shared memory, hence tuned for sm_90 only. "
-     "Experimental (no evidence yet: selected only when forced)",
+     "block (192 KiB at f16/bf16 head_dim 256): sized for sm_90's shared memory, hence tuned for sm_90 only; "
+     "split plans fill one wave of its resident blocks",
      features(Feature::nv_mma_f16), "sm_90", attention_rows::any_call(true, true), Semantics{true, true, false},
-     nullptr, "attention.mma_split", AttentionKernel::mma_split_pipeline, "attention_mma_kernel<"},
+     attention_rows::kEvidence, "attention.mma_split", AttentionKernel::mma_split_pipeline, "attention_mma_kernel<"},
     {"attention.mma_split",
      "NVIDIA tensor cores (mma.sync): S = Q K^T and O^T += V^T P^T per 16 keys for the query rows sharing a "
      "KV head (up to 8), fragments filled by 16-byte loads; split-KV by the plan with an LSE merge (one "

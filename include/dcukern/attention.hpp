@@ -7,10 +7,9 @@
 //
 // No allocation, no host synchronisation: capturable in a HIP/CUDA graph (the plan reads host values
 // only). On any error nothing is launched and o / lse are untouched.
-// Rows (capabilities/attention_rows.hpp): the tensor-core rows on NVIDIA sm_80+, the grouped rows on every
-// other target, the per-row rows for calls outside their contracts; the experimental .smem_pipeline row
-// (tuned for sm_90) has no device evidence yet and runs only when forced (DCUKERN_FORCE, or
-// AttentionOptions::row with the row forced). Speed on the H200: capabilities/evidence/attention-sm_90.json.
+// Rows (capabilities/attention_rows.hpp): on sm_90 the pipelined tensor-core row (.smem_pipeline, tuned
+// for it), the other tensor-core rows on NVIDIA sm_80+, the grouped rows on every other target, the
+// per-row rows for calls outside their contracts. Speed on the H200: capabilities/evidence/attention-sm_90.json.
 #pragma once
 #include "dcukern/attention/launch.hpp"
 

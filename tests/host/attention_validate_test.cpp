@@ -244,15 +244,16 @@ std::string chosen(const AttentionParams& p, bool workspace, const char* target)
 
 TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   for (const auto& row : AttentionOp::rows()) {
-    // Every row has device evidence but the experimental one, which runs only when forced (below).
-    const std::string id = row.id;
-    CHECK((row.evidence == nullptr) == (id == "attention.mma_split.smem_pipeline"));
+    // Every row has device evidence.
+    CHECK(row.evidence != nullptr);
     CHECK(row.isa_needs == attention_kernel_isa(row.kernel));
     CHECK(row.kernel_symbol != nullptr);
     CHECK(!row.contract.describe().empty());
   }
-  // Tensor-core rows on NVIDIA, the grouped rows elsewhere; the split rows only with a workspace.
-  CHECK(chosen(valid(), true, "sm_90") == "attention.mma_split");
+  // Tensor-core rows on NVIDIA (the pipelined one, tuned for sm_90, there), the grouped rows elsewhere;
+  // the split rows only with a workspace.
+  CHECK(chosen(valid(), true, "sm_90") == "attention.mma_split.smem_pipeline");
+  CHECK(chosen(valid(), true, "sm_80") == "attention.mma_split");
   CHECK(chosen(valid(), false, "sm_90") == "attention.mma");
   for (const char* t : {"gfx906", "gfx90a", "gfx1100", "gfx936"}) {
     CHECK(chosen(valid(), true, t) == "attention.grouped_split");
@@ -264,8 +265,8 @@ TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   CHECK(chosen(odd, true, "sm_90") == "attention.split_kv");
   CHECK(chosen(odd, false, "gfx90a") == "attention.row");
   {
-    // The pipelined row is tuned for sm_90 (its ring needs sm_90's shared memory): forced, it takes every
-    // head_dim there, and elsewhere the next row takes the call; forcing never opens an ISA need.
+    // The pipelined row is tuned for sm_90 (its ring needs sm_90's shared memory): forced or not, it takes
+    // every head_dim there, and elsewhere the next row takes the call; forcing never opens an ISA need.
     ScopedOverride force("attention.mma_split.smem_pipeline", true);
     CHECK(chosen(valid(), true, "sm_90") == "attention.mma_split.smem_pipeline");
     AttentionParams wide = valid();
@@ -280,6 +281,8 @@ TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   }
   // A disabled row is passed over (the next row in table order takes the call).
   {
+    ScopedOverride disable_pipeline("attention.mma_split.smem_pipeline", false);
+    CHECK(chosen(valid(), true, "sm_90") == "attention.mma_split");
     ScopedOverride disable("attention.mma_split", false);
     CHECK(chosen(valid(), true, "sm_90") == "attention.mma");
   }

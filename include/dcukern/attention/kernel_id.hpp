@@ -32,7 +32,8 @@ constexpr int attention_kernel_max_tile(AttentionKernel k, int head_dim) {
 // the H200 that beat twice or half the target at B = 1 and 8: capabilities/evidence/attention-sm_90.json).
 // attention() asks the runtime for the residency of the instantiation it launches
 // (attention_resident_blocks); the values here are sm_90's, for host-only use. The others: 4, above
-// their residency (3 for the mma kernel at bf16 head_dim 128), rounded up, as measured at a2a578e.
+// their residency (3 for the mma kernel at bf16 head_dim 128), rounded up, as measured at a2a578e
+// (capabilities/evidence/attention-sm_90-a2a578e.json).
 struct AttentionBlockTarget {
   int blocks_per_cu;  // never above kAttnBlocksPerCu (the workspace query's target)
   bool one_wave;      // blocks_per_cu is the residency: plan_attention rounds the chunk count down
