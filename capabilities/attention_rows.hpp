@@ -7,7 +7,7 @@
 // (11 cases, 17676 assertions; compute-sanitizer memcheck clean); capabilities/evidence/attention-sm_90.json
 // holds the benchmark of the split rows at that commit (attention-sm_90-a2a578e.json: the earlier run of
 // the register-path rows). The rows but .smem_pipeline also passed dcukern-audit's smoke run there at
-// a2a578e, .smem_pipeline at 1a943c1 (head_dim <= 128). AMD / Hygon: the portable rows compile for every
+// a2a578e, .smem_pipeline (forced) at 090f016. AMD / Hygon: the portable rows compile for every
 // target (ISA audit); none has run on that hardware.
 #pragma once
 #include "dcukern/attention/kernel_id.hpp"
