@@ -14,7 +14,12 @@ enum class AttentionKernel : uint8_t {
   mma,            // grouped on NVIDIA tensor cores (mma.sync), no workspace
   mma_split,      // mma, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
   mma_split_pipeline,  // mma_split whose K/V come through a per-warp shared-memory ring (cp.async)
+  mma_split_pipeline_early_merge,  // mma_split_pipeline whose merge kernel is a programmatic dependent launch
 };
+
+constexpr bool attention_kernel_is_pipeline(AttentionKernel k) {
+  return k == AttentionKernel::mma_split_pipeline || k == AttentionKernel::mma_split_pipeline_early_merge;
+}
 
 // Largest query tile (rows sharing a KV head per block) the kernel's launch uses. The grouped kernels take
 // at most 4 rows above head_dim 128: a GQA group of 5-8 then runs as two blocks per KV head (each K/V
@@ -39,13 +44,13 @@ struct AttentionBlockTarget {
   bool one_wave;      // blocks_per_cu is the residency: plan_attention rounds the chunk count down
 };
 constexpr AttentionBlockTarget attention_kernel_block_target(AttentionKernel k, bool fp8_kv, int head_dim) {
-  if (k == AttentionKernel::mma_split_pipeline) return {head_dim > 128 && !fp8_kv ? 1 : 2, true};
+  if (attention_kernel_is_pipeline(k)) return {head_dim > 128 && !fp8_kv ? 1 : 2, true};
   return {4, false};
 }
 
 // The mma kernels need NVIDIA's mma.sync; the others are portable HIP/CUDA.
 constexpr FeatureSet attention_kernel_isa(AttentionKernel k) {
-  return k == AttentionKernel::mma || k == AttentionKernel::mma_split || k == AttentionKernel::mma_split_pipeline
+  return k == AttentionKernel::mma || k == AttentionKernel::mma_split || attention_kernel_is_pipeline(k)
              ? features(Feature::nv_mma_f16)
              : 0;
 }

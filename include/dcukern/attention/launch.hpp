@@ -105,11 +105,20 @@ int mma_resident_blocks() {
   }
   return blocks;
 }
-template <DType KVT>
-int pipeline_resident_blocks(int head_dim) {
-  if (head_dim <= 64) return mma_resident_blocks<KVT, 64, MmaVariant::smem_pipeline>();
-  if (head_dim <= 128) return mma_resident_blocks<KVT, 128, MmaVariant::smem_pipeline>();
-  return mma_resident_blocks<KVT, 256, MmaVariant::smem_pipeline>();
+template <DType KVT, MmaVariant kVariant>
+int resident_blocks_for(int head_dim) {
+  if (head_dim <= 64) return mma_resident_blocks<KVT, 64, kVariant>();
+  if (head_dim <= 128) return mma_resident_blocks<KVT, 128, kVariant>();
+  return mma_resident_blocks<KVT, 256, kVariant>();
+}
+template <MmaVariant kVariant>
+int resident_blocks_for(DType kv, int head_dim) {
+  switch (kv) {
+    case DType::f16: return resident_blocks_for<DType::f16, kVariant>(head_dim);
+    case DType::bf16: return resident_blocks_for<DType::bf16, kVariant>(head_dim);
+    case DType::fp8_e4m3: return resident_blocks_for<DType::fp8_e4m3, kVariant>(head_dim);
+    default: return 0;
+  }
 }
 #endif
 
@@ -118,12 +127,10 @@ int pipeline_resident_blocks(int head_dim) {
 // registers and shared memory. 0: not asked or unknown (the plan keeps its default).
 inline int attention_resident_blocks(AttentionKernel kernel, DType kv, int head_dim) {
 #if DCUKERN_PLATFORM_CUDA
-  if (kernel == AttentionKernel::mma_split_pipeline) switch (kv) {
-      case DType::f16: return pipeline_resident_blocks<DType::f16>(head_dim);
-      case DType::bf16: return pipeline_resident_blocks<DType::bf16>(head_dim);
-      case DType::fp8_e4m3: return pipeline_resident_blocks<DType::fp8_e4m3>(head_dim);
-      default: break;
-    }
+  if (kernel == AttentionKernel::mma_split_pipeline)
+    return resident_blocks_for<MmaVariant::smem_pipeline>(kv, head_dim);
+  if (kernel == AttentionKernel::mma_split_pipeline_early_merge)
+    return resident_blocks_for<MmaVariant::smem_pipeline_early_merge>(kv, head_dim);
 #endif
   (void)kernel, (void)kv, (void)head_dim;
   return 0;
@@ -159,11 +166,14 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
 #if DCUKERN_PLATFORM_CUDA
     case AttentionKernel::mma:
     case AttentionKernel::mma_split:
-    case AttentionKernel::mma_split_pipeline: {
+    case AttentionKernel::mma_split_pipeline:
+    case AttentionKernel::mma_split_pipeline_early_merge: {
       const unsigned n = tile_grid_blocks(a, rows);
       if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
       Status st = kernel == AttentionKernel::mma_split_pipeline ? launch_mma<KVT, MmaVariant::smem_pipeline>(a, n, s)
-                                                                : launch_mma<KVT, MmaVariant::standard>(a, n, s);
+                  : kernel == AttentionKernel::mma_split_pipeline_early_merge
+                      ? launch_mma<KVT, MmaVariant::smem_pipeline_early_merge>(a, n, s)
+                      : launch_mma<KVT, MmaVariant::standard>(a, n, s);
       if (!st.ok()) return st;
       break;
     }
@@ -172,7 +182,12 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
   }
   // A main kernel that failed to launch leaves the workspace stale: no merge then (o and lse untouched).
   if (Status st = runtime_status(runtime_last_error(), "attention launch"); !st.ok()) return st;
-  if (split) attention_merge_kernel<QT><<<static_cast<unsigned>(rows), kMergeThreads, 0, s>>>(a);
+  if (!split) return Status::success();
+  if (kernel == AttentionKernel::mma_split_pipeline_early_merge)
+    return runtime_status(launch_after_programmatic(&attention_merge_kernel<QT, true>, static_cast<unsigned>(rows),
+                                                    kMergeThreads, 0, s, a),
+                          "attention merge launch");
+  attention_merge_kernel<QT><<<static_cast<unsigned>(rows), kMergeThreads, 0, s>>>(a);
   return Status::success();
 }
 
