@@ -2,6 +2,7 @@
 // dispatch (q dtype x KV dtype), each switch ending in an explicit error.
 #pragma once
 #include <cmath>
+#include <type_traits>
 
 #include "dcukern/attention/kernels/grouped.hpp"
 #include "dcukern/attention/kernels/merge.hpp"
@@ -42,6 +43,15 @@ inline AttnArgs make_args(const AttentionParams& p) {
   return a;
 }
 
+// Calls f(std::integral_constant<int, kDim>{}) with the head_dim bound (64, 128 or 256) whose kernels
+// take `head_dim`: the one place the runtime head_dim picks a compiled instantiation.
+template <class F>
+decltype(auto) with_head_dim_bound(int head_dim, F&& f) {
+  if (head_dim <= 64) return f(std::integral_constant<int, 64>{});
+  if (head_dim <= 128) return f(std::integral_constant<int, 128>{});
+  return f(std::integral_constant<int, 256>{});
+}
+
 // Blocks of a query-tile kernel: (query tile, KV head, chunk, sequence); 0 when over the grid limit.
 inline unsigned tile_grid_blocks(const AttnArgs& a, int64_t rows) {
   const int64_t blocks = rows / (int64_t(a.tokens) * a.hq) * a.num_kv_heads * a.q_tiles * a.num_chunks;
@@ -68,9 +78,8 @@ Status launch_grouped_dim(int tile, const AttnArgs& a, unsigned blocks, stream_t
 
 template <DType KVT>
 Status launch_grouped(int tile, const AttnArgs& a, unsigned n, stream_t s) {
-  if (a.head_dim <= 64) return launch_grouped_dim<KVT, 64>(tile, a, n, s);
-  if (a.head_dim <= 128) return launch_grouped_dim<KVT, 128>(tile, a, n, s);
-  return launch_grouped_dim<KVT, 256>(tile, a, n, s);
+  return with_head_dim_bound(a.head_dim,
+                             [&](auto dim) { return launch_grouped_dim<KVT, decltype(dim)::value>(tile, a, n, s); });
 }
 
 #if DCUKERN_PLATFORM_CUDA
@@ -107,9 +116,8 @@ int mma_resident_blocks() {
 }
 template <DType KVT, MmaVariant kVariant>
 int resident_blocks_for(int head_dim) {
-  if (head_dim <= 64) return mma_resident_blocks<KVT, 64, kVariant>();
-  if (head_dim <= 128) return mma_resident_blocks<KVT, 128, kVariant>();
-  return mma_resident_blocks<KVT, 256, kVariant>();
+  return with_head_dim_bound(head_dim,
+                             [](auto dim) { return mma_resident_blocks<KVT, decltype(dim)::value, kVariant>(); });
 }
 template <MmaVariant kVariant>
 int resident_blocks_for(DType kv, int head_dim) {
@@ -140,9 +148,8 @@ inline int attention_resident_blocks(AttentionKernel kernel, DType kv, int head_
 // The variant's kernel for the call's head_dim bound.
 template <DType KVT, MmaVariant kVariant>
 Status launch_mma(const AttnArgs& a, unsigned n, stream_t s) {
-  if (a.head_dim <= 64) return launch_mma_dim<KVT, 64, kVariant>(a, n, s);
-  if (a.head_dim <= 128) return launch_mma_dim<KVT, 128, kVariant>(a, n, s);
-  return launch_mma_dim<KVT, 256, kVariant>(a, n, s);
+  return with_head_dim_bound(a.head_dim,
+                             [&](auto dim) { return launch_mma_dim<KVT, decltype(dim)::value, kVariant>(a, n, s); });
 }
 #endif
 
