@@ -305,6 +305,41 @@ TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid ro
   }
 }
 
+TEST_CASE("-0 and +0 are equal logits: they tie and the lower index comes first") {
+  for (int64_t v : {4096, 4099}) {
+    std::vector<float> l(v, -1.0f);
+    l[7] = -0.0f;
+    l[11] = 0.0f;
+    l[20] = -0.0f;
+    l[30] = 0.0f;
+    for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
+      const int64_t b = 64;
+      Batch lb(dt, l, b);
+      DeviceBuffer<int32_t> tok(b);
+      Workspace ws(workspace_bytes(lb));
+      for (const char* row : {kAutoRow, split_row(lb)})
+        for (int32_t k : {0, 2, 3}) {  // 0: greedy
+          ref::SamplingRowParams rp;
+          rp.temperature = k == 0 ? 0.0 : 1.0;
+          rp.top_k = k;
+          const ref::FilteredDistribution want = ref::filtered_distribution(lb.row, rp);
+          std::vector<int64_t> seen(v, 0);
+          for (int call = 0; call < (k == 0 ? 1 : 20); ++call) {
+            SamplingParams p = make_params(lb, tok.get(), rp);
+            p.offset = uint64_t(call);
+            REQUIRE(ws.sample(p, nullptr, row).ok());
+            test::device_synchronize();
+            for (int32_t t : tok.download()) ++seen[t];
+          }
+          INFO(dtype_name(dt) << " V=" << v << " k=" << k << " row " << (row ? row : "auto"));
+          for (int64_t i = 0; i < v; ++i)
+            if (seen[i] != 0) CHECK(want.prob_of(i) > 0.0);
+          for (int64_t t : want.tokens) CHECK(seen[t] > 0);  // k = 2, 3: 1280 draws over 2-3 tokens
+        }
+    }
+  }
+}
+
 TEST_CASE("k > V, odd V up to 262144, B = 1024, -inf entries, per-row device parameters") {
   const std::vector<int64_t> vs = quick_mode() ? std::vector<int64_t>{1, 2, 7, 4099}
                                                : std::vector<int64_t>{1, 2, 7, 4099, 65537, 262144};

@@ -46,9 +46,10 @@ struct SamplingArgs {
   const uint64_t* offset_ptr;
 };
 
-// Order-preserving 32-bit image of a float (larger float -> larger key) and back.
+// Order-preserving 32-bit image of a float (larger float -> larger key) and back. -0 maps to +0's key:
+// the two compare equal, so they tie and the lower index comes first (as in the reference's sort).
 __device__ __forceinline__ uint32_t order_key(float x) {
-  const uint32_t u = __float_as_uint(x);
+  const uint32_t u = __float_as_uint(x) == 0x80000000u ? 0u : __float_as_uint(x);
   return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 __device__ __forceinline__ float key_value(uint32_t k) {
@@ -79,6 +80,12 @@ __device__ __forceinline__ uint64_t fixed_mass(float t) { return uint64_t(device
 // mantissa bits: 128 bins per octave). Monotone in x and independent of the temperature, so every
 // block of a row bins the same way.
 __device__ __forceinline__ uint32_t value_bin(float x) { return order_key(finite_logit(x)) >> 16; }
+
+// The smallest float of value bin `bin` and above: x >= bin_floor(bin) exactly when value_bin(x) >= bin
+// (non-NaN x). Bins at or below 0x80 start among the negative NaN patterns: -inf bounds them instead.
+__device__ __forceinline__ float bin_floor(uint32_t bin) {
+  return bin <= 0x80u ? -INFINITY : key_value(bin << 16);
+}
 
 // Start of row `row` of the logits.
 template <DType DT>

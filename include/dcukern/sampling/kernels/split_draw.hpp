@@ -13,6 +13,24 @@
 
 namespace dcukern::sampling_detail {
 
+static_assert(kMergeBins <= kBins, "a fast row's candidates fit the buckets of sort_candidates_by_bin");
+
+// Appends the keys of this thread's tile elements in value bins >= cut_bin to s.cand. One compare per
+// element against the bin's lowest float; only elements above it compute their bin and key.
+template <bool kFull, class Loader>
+__device__ __forceinline__ void collect_tile(const Loader& L, int64_t base, const float (&x)[kSplitItems],
+                                             uint32_t cut_bin, Shared& s) {
+  const float lowest = bin_floor(cut_bin);
+#pragma unroll
+  for (int u = 0; u < kSplitItems; ++u) {
+    if (!(x[u] >= lowest)) continue;
+    const int64_t i = L.index(base, u);
+    if ((!kFull && i >= L.vocab) || value_bin(x[u]) < cut_bin) continue;
+    const uint32_t slot = atomicAdd(&s.n_cand, 1u);
+    if (slot < uint32_t(kCap)) s.cand[slot] = sort_key(finite_logit(x[u]), i);
+  }
+}
+
 template <DType DT, bool kVec>
 __device__ inline void gather_tile(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, int tile,
                                    uint32_t cut_bin, Shared& s) {
@@ -22,13 +40,8 @@ __device__ inline void gather_tile(const SamplingArgs& a, const SplitWorkspace& 
   L.load(base, x);
   if (threadIdx.x == 0) s.n_cand = 0;
   __syncthreads();
-#pragma unroll
-  for (int u = 0; u < kSplitItems; ++u) {
-    const int64_t i = L.index(base, u);
-    if (i >= a.vocab || value_bin(x[u]) < cut_bin) continue;
-    const uint32_t slot = atomicAdd(&s.n_cand, 1u);
-    if (slot < uint32_t(kCap)) s.cand[slot] = sort_key(finite_logit(x[u]), i);
-  }
+  if (base + kSplitTile <= a.vocab) collect_tile<true>(L, base, x, cut_bin, s);
+  else collect_tile<false>(L, base, x, cut_bin, s);
   __syncthreads();
   const uint32_t n = s.n_cand < uint32_t(kCap) ? s.n_cand : uint32_t(kCap);
   if (n == 0) return;
@@ -44,9 +57,18 @@ __device__ inline int64_t draw_fast_row(const SamplingArgs& a, const SplitWorksp
                                         const SplitPlan& plan, const RowParams& p, Shared& s) {
   const uint32_t gathered = load_coherent(&w.sync[row].n_cand);
   const int n = int(gathered < uint32_t(kSplitCap) ? gathered : uint32_t(kSplitCap));
-  for (int i = threadIdx.x; i < n; i += kThreads) s.cand[i] = load_coherent(&w.cand[row * kSplitCap + i]);
+  static_assert(kSplitCap == kCapItems * kThreads, "one load per candidate slot and thread");
+  uint64_t c[kCapItems];
+#pragma unroll
+  for (int q = 0; q < kCapItems; ++q) {  // all loads in flight before the stores
+    const int i = q * kThreads + threadIdx.x;
+    c[q] = i < n ? load_coherent(&w.cand[row * kSplitCap + i]) : 0;
+  }
+#pragma unroll
+  for (int q = 0; q < kCapItems; ++q)
+    if (q * kThreads + int(threadIdx.x) < n) s.cand[q * kThreads + threadIdx.x] = c[q];
   __syncthreads();
-  sort_candidates(n, s);
+  sort_candidates_by_bin(n, uint32_t(plan.max_key >> 48), s);  // every candidate is within kMergeBins of the top
   const RowScale sc = row_scale(key_logit(plan.max_key), p);
   return draw_sorted(sc, p, true, p.top_p < 1.0f, row_tmin(p), n, uint64_t(n), 0, 0, 0, row_uniform(a, row), s);
 }

@@ -127,12 +127,23 @@ __device__ inline void merge_row(const SamplingArgs& a, const SplitWorkspace& w,
   } else {
     for (int b = threadIdx.x; b < kMergeBins; b += kThreads) s.count[b] = 0;
     __syncthreads();
+    // kBatch loads in flight per thread before their counts are added (the windows sit in L2).
+    constexpr int kBatch = 8;
     const uint16_t* win = w.window + row * tiles * kWindow;
-    for (int64_t e = threadIdx.x; e < int64_t(tiles) * kWindow; e += kThreads) {
-      const int t = int(e / kWindow), d = int(e % kWindow);
-      const int64_t bin = int64_t(s.top[t]) - d;
-      if (uint32_t(d) >= s.stored[t] || bin < 0 || G - bin >= kMergeBins) continue;
-      atomicAdd(&s.count[G - bin], uint32_t(load_coherent(&win[e])));
+    const int entries = tiles * kWindow;
+    for (int e0 = threadIdx.x; e0 < entries; e0 += kThreads * kBatch) {
+      uint32_t c[kBatch];
+#pragma unroll
+      for (int q = 0; q < kBatch; ++q) {
+        const int e = e0 + q * kThreads;
+        c[q] = e < entries && uint32_t(e % kWindow) < s.stored[e / kWindow] ? load_coherent(&win[e]) : 0u;
+      }
+#pragma unroll
+      for (int q = 0; q < kBatch; ++q) {
+        const int e = e0 + q * kThreads, t = e / kWindow;
+        const int64_t bin = int64_t(s.top[t < tiles ? t : 0]) - e % kWindow;
+        if (c[q] != 0 && bin >= 0 && G - bin < kMergeBins) atomicAdd(&s.count[G - bin], c[q]);
+      }
     }
     __syncthreads();
     uint32_t o, n;
@@ -146,6 +157,41 @@ __device__ inline void merge_row(const SamplingArgs& a, const SplitWorkspace& w,
   if (threadIdx.x == 0) w.plan[row] = plan;
 }
 
+// This thread's largest element of the tile as a sort key (0 when it holds none), and whether it saw a
+// NaN. Per element: one min, one compare and two selects (kFull: the whole tile lies inside the row).
+template <bool kFull, class Loader>
+__device__ __forceinline__ uint64_t thread_best(const Loader& L, int64_t base, const float (&x)[kSplitItems],
+                                                bool& nan) {
+  float best = -INFINITY;
+  int at = -1;  // u of the first element holding `best` (index order = u order)
+#pragma unroll
+  for (int u = 0; u < kSplitItems; ++u) {
+    const bool in = kFull || L.index(base, u) < L.vocab;
+    nan = nan || (in && x[u] != x[u]);
+    const float y = in ? finite_logit(x[u]) : -INFINITY;
+    if (y > best) {
+      best = y;
+      at = u;
+    }
+  }
+  if (at < 0 && L.index(base, 0) < L.vocab) at = 0;  // every element -inf: the first one
+  return at < 0 ? 0 : sort_key(best, L.index(base, at));
+}
+
+// Counts of the value bins top, top - 1, .. (thread d < kWindow owns s.count[d]). One compare per
+// element against the window's lowest float; only elements inside the window compute their bin.
+template <bool kFull, class Loader>
+__device__ __forceinline__ void count_window(const Loader& L, int64_t base, const float (&x)[kSplitItems],
+                                             uint32_t top, ScanShared& s) {
+  const float lowest = bin_floor(top >= uint32_t(kWindow - 1) ? top - uint32_t(kWindow - 1) : 0u);
+#pragma unroll
+  for (int u = 0; u < kSplitItems; ++u) {
+    if (!(x[u] >= lowest) || (!kFull && L.index(base, u) >= L.vocab)) continue;
+    const uint32_t d = top - value_bin(x[u]);
+    if (d < uint32_t(kWindow)) atomicAdd(&s.count[d], 1u);
+  }
+}
+
 template <bool kVec, DType DT>
 __device__ inline void split_scan(const SamplingArgs& a, const SplitWorkspace& w) {
   __shared__ ScanShared s;
@@ -154,18 +200,11 @@ __device__ inline void split_scan(const SamplingArgs& a, const SplitWorkspace& w
   const int tile = int(blockIdx.x % tiles);
   const RowLoader<DT, kVec, kSplitItems> L{row_start<DT>(a, row), a.vocab};
   const int64_t base = int64_t(tile) * kSplitTile;
+  const bool full = base + kSplitTile <= a.vocab;
   float x[kSplitItems];
   L.load(base, x);
-  uint64_t best = 0;
   bool nan = false;
-#pragma unroll
-  for (int u = 0; u < kSplitItems; ++u) {
-    const int64_t i = L.index(base, u);
-    if (i >= a.vocab) continue;
-    if (x[u] != x[u]) nan = true;
-    const uint64_t k = sort_key(finite_logit(x[u]), i);
-    best = k > best ? k : best;
-  }
+  const uint64_t best = full ? thread_best<true>(L, base, x, nan) : thread_best<false>(L, base, x, nan);
   nan = __syncthreads_or(nan);
   const uint64_t max_key = scan_all_max(best, s);
   const uint32_t top = value_bin(key_logit(max_key));
@@ -175,12 +214,8 @@ __device__ inline void split_scan(const SamplingArgs& a, const SplitWorkspace& w
   if (!nan && split_fast_row(p, a.vocab)) {
     if (threadIdx.x < kWindow) s.count[threadIdx.x] = 0;  // thread t < kWindow owns bin top - t
     __syncthreads();
-#pragma unroll
-    for (int u = 0; u < kSplitItems; ++u) {
-      if (L.index(base, u) >= a.vocab) continue;
-      const uint32_t d = top - value_bin(x[u]);
-      if (d < uint32_t(kWindow)) atomicAdd(&s.count[d], 1u);
-    }
+    if (full) count_window<true>(L, base, x, top, s);
+    else count_window<false>(L, base, x, top, s);
     __syncthreads();
     const int64_t left = a.vocab - base;
     const uint32_t target = uint32_t(left < int64_t(p.top_k) ? left : int64_t(p.top_k));
