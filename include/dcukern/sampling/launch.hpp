@@ -10,22 +10,24 @@
 namespace dcukern::sampling_detail {
 
 template <bool kVec, DType DT>
-void launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t batch, stream_t s) {
+Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t batch, stream_t s) {
   if (!w) {
     sampling_block_kernel<kVec, DT><<<unsigned(batch), kThreads, 0, s>>>(a);
-    return;
+    return Status::success();
   }
   const unsigned grid = unsigned(batch * w->tiles);
   sampling_split_kernel<kVec, 0, DT><<<grid, kThreads, 0, s>>>(a, *w);
-  sampling_split_kernel<kVec, 1, DT><<<grid, kThreads, 0, s>>>(a, *w);
+  // Pass 2 as a programmatic dependent of pass 1 (sm_90): its blocks load their tiles while pass 1 ends.
+  return runtime_status(launch_after_programmatic(&sampling_split_kernel<kVec, 1, DT>, grid, kThreads, 0, s, a, *w),
+                        "sampling pass 2 launch");
 }
 
 template <bool kVec>
 Status launch_dtype(DType dt, const SamplingArgs& a, const SplitWorkspace* w, int64_t batch, stream_t s) {
   switch (dt) {
-    case DType::f32: launch_kernels<kVec, DType::f32>(a, w, batch, s); return Status::success();
-    case DType::bf16: launch_kernels<kVec, DType::bf16>(a, w, batch, s); return Status::success();
-    case DType::f16: launch_kernels<kVec, DType::f16>(a, w, batch, s); return Status::success();
+    case DType::f32: return launch_kernels<kVec, DType::f32>(a, w, batch, s);
+    case DType::bf16: return launch_kernels<kVec, DType::bf16>(a, w, batch, s);
+    case DType::f16: return launch_kernels<kVec, DType::f16>(a, w, batch, s);
     default: break;
   }
   return Status::unsupported(std::string("sampling: unsupported logits dtype ") + dtype_name(dt));

@@ -6,9 +6,12 @@
 //   (draw_sorted, as the one-block kernel does); greedy and invalid rows write the plan's answer;
 //   fallback rows run the whole one-block algorithm (sample_row) over the row. With advance_offset the
 //   last row to finish (ticket done) adds 1 to the device offset, after every row has read it.
-//   Tiles whose top bin lies below cut_bin hold no candidate and are not read again.
+//   Launched as a programmatic dependent of pass 1 (sm_90; elsewhere an ordinary launch): each block of
+//   a row the fast path may serve loads its tile before it waits for pass 1, so that the loads overlap
+//   pass 1's tail; a tile whose top bin lies below cut_bin then holds no candidate and is skipped.
 // Determinism: the sorted candidate set and every sum over it are independent of timing.
 #pragma once
+#include "dcukern/platform/dependent_launch.hpp"
 #include "dcukern/sampling/kernels/split_scan.hpp"
 
 namespace dcukern::sampling_detail {
@@ -31,13 +34,12 @@ __device__ __forceinline__ void collect_tile(const Loader& L, int64_t base, cons
   }
 }
 
+// Appends this tile's candidates (x: the tile, loaded before the plan was known) to cand[row].
 template <DType DT, bool kVec>
 __device__ inline void gather_tile(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, int tile,
-                                   uint32_t cut_bin, Shared& s) {
+                                   const float (&x)[kSplitItems], uint32_t cut_bin, Shared& s) {
   const RowLoader<DT, kVec, kSplitItems> L{row_start<DT>(a, row), a.vocab};
   const int64_t base = int64_t(tile) * kSplitTile;
-  float x[kSplitItems];
-  L.load(base, x);
   if (threadIdx.x == 0) s.n_cand = 0;
   __syncthreads();
   if (base + kSplitTile <= a.vocab) collect_tile<true>(L, base, x, cut_bin, s);
@@ -92,9 +94,16 @@ __device__ inline void split_draw(const SamplingArgs& a, const SplitWorkspace& w
   const int tiles = w.tiles;
   const int64_t row = blockIdx.x / tiles;
   const int tile = int(blockIdx.x % tiles);
+  // The tile's loads go out before the wait for pass 1 (the logits are an input, not its output), so
+  // that they overlap its tail; only rows its fast path may serve read the tile here.
+  const bool may_gather = split_fast_row(row_params(a, row), a.vocab);
+  float x[kSplitItems];
+  if (may_gather) RowLoader<DT, kVec, kSplitItems>{row_start<DT>(a, row), a.vocab}.load(int64_t(tile) * kSplitTile, x);
+  grid_dependency_wait();
   const SplitPlan plan = w.plan[row];
-  if (plan.mode == uint32_t(SplitMode::fast) && uint32_t(w.header[row * tiles + tile].packed) >= plan.cut_bin)
-    gather_tile<DT, kVec>(a, w, row, tile, plan.cut_bin, s);
+  if (may_gather && plan.mode == uint32_t(SplitMode::fast) &&
+      uint32_t(w.header[row * tiles + tile].packed) >= plan.cut_bin)
+    gather_tile<DT, kVec>(a, w, row, tile, x, plan.cut_bin, s);
   if (!arrive_last(&w.sync[row].drawn, tiles, s.flag)) return;
   finish_row<kVec, DT>(a, w, row, plan, s);
   if (w.advance && arrive_last(&w.sync[-1].scanned, w.rows, s.flag) && threadIdx.x == 0)

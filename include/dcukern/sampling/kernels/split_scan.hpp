@@ -195,6 +195,7 @@ __device__ __forceinline__ void count_window(const Loader& L, int64_t base, cons
 template <bool kVec, DType DT>
 __device__ inline void split_scan(const SamplingArgs& a, const SplitWorkspace& w) {
   __shared__ ScanShared s;
+  allow_dependent_launch();  // pass 2 may start loading its tiles; it waits for this grid before its plan
   const int tiles = w.tiles;
   const int64_t row = blockIdx.x / tiles;
   const int tile = int(blockIdx.x % tiles);
