@@ -1,5 +1,7 @@
 // Wave-level reductions, correct for wave64 and wave32 (the width is the device pass's kWarpSize).
 #pragma once
+#include <cstdint>
+
 #include "dcukern/platform/isa.hpp"
 #include "dcukern/platform/runtime.hpp"
 
@@ -31,6 +33,79 @@ __device__ __forceinline__ float warp_max(float v) {
 }
 
 __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kWarpSize; }
+
+// Shuffles of any 4- or 8-byte value, moved as 32-bit words.
+__device__ __forceinline__ uint32_t shfl_xor_word(uint32_t w, int mask) {
+#if DCUKERN_PLATFORM_HIP
+  return __shfl_xor(w, mask, kWarpSize);
+#else
+  return __shfl_xor_sync(0xffffffffu, w, mask, kWarpSize);
+#endif
+}
+__device__ __forceinline__ uint32_t shfl_up_word(uint32_t w, int delta) {
+#if DCUKERN_PLATFORM_HIP
+  return __shfl_up(w, delta, kWarpSize);
+#else
+  return __shfl_up_sync(0xffffffffu, w, delta, kWarpSize);
+#endif
+}
+template <class T, class Move>
+__device__ __forceinline__ T shfl_words(T v, Move move) {
+  static_assert(sizeof(T) % 4 == 0 && sizeof(T) <= 8, "4- or 8-byte values");
+  uint32_t w[sizeof(T) / 4];
+  __builtin_memcpy(w, &v, sizeof(T));
+#pragma unroll
+  for (int i = 0; i < int(sizeof(T) / 4); ++i) w[i] = move(w[i]);
+  __builtin_memcpy(&v, w, sizeof(T));
+  return v;
+}
+template <class T>
+__device__ __forceinline__ T shfl_xor_any(T v, int mask) {
+  return shfl_words(v, [mask](uint32_t w) { return shfl_xor_word(w, mask); });
+}
+// Inclusive prefix sum over the wave's lanes (lane order; a fixed order, so float sums are deterministic).
+template <class T>
+__device__ __forceinline__ T wave_inclusive_sum(T v) {
+#pragma unroll
+  for (int d = 1; d < kWarpSize; d *= 2) {
+    const T up = shfl_words(v, [d](uint32_t w) { return shfl_up_word(w, d); });
+    if (lane_id() >= d) v += up;
+  }
+  return v;
+}
+// Exclusive prefix sum over the wave's lanes (0 in lane 0).
+template <class T>
+__device__ __forceinline__ T wave_exclusive_sum(T v) {
+  const T inclusive = wave_inclusive_sum(v);
+  const T before = shfl_words(inclusive, [](uint32_t w) { return shfl_up_word(w, 1); });
+  return lane_id() == 0 ? T(0) : before;
+}
+// Sum / minimum / maximum over the wave; every lane receives the same result (the XOR butterfly adds the
+// same two operands in both partner lanes).
+template <class T>
+__device__ __forceinline__ T wave_all_sum(T v) {
+#pragma unroll
+  for (int mask = kWarpSize / 2; mask > 0; mask /= 2) v += shfl_xor_any(v, mask);
+  return v;
+}
+template <class T>
+__device__ __forceinline__ T wave_all_min(T v) {
+#pragma unroll
+  for (int mask = kWarpSize / 2; mask > 0; mask /= 2) {
+    const T o = shfl_xor_any(v, mask);
+    v = o < v ? o : v;
+  }
+  return v;
+}
+template <class T>
+__device__ __forceinline__ T wave_all_max(T v) {
+#pragma unroll
+  for (int mask = kWarpSize / 2; mask > 0; mask /= 2) {
+    const T o = shfl_xor_any(v, mask);
+    v = o > v ? o : v;
+  }
+  return v;
+}
 
 // Device-side abort for code compiled out on this target (never selected there by the registry).
 __device__ __forceinline__ void unreachable_on_this_target() {

@@ -3,7 +3,8 @@
 //   cand[r] (slots from one counter per row: their order varies from run to run, the set does not).
 //   The last block of a row to arrive (ticket sync[r].drawn) finishes the row: fast rows sort their
 //   candidates (a prefix of the row's sort order that holds its top k) and draw among them exactly
-//   (draw_sorted, as the one-block kernel does); greedy and invalid rows write the plan's answer;
+//   (at most kWaveDrawCap candidates: wave_draw by the first wave; else draw_sorted, as the one-block
+//   kernel does); greedy and invalid rows write the plan's answer;
 //   fallback rows run the whole one-block algorithm (sample_row) over the row. With advance_offset the
 //   last row to finish (ticket done) adds 1 to the device offset, after every row has read it.
 //   Launched as a programmatic dependent of pass 1 (sm_90; elsewhere an ordinary launch): each block of
@@ -13,6 +14,7 @@
 #pragma once
 #include "dcukern/platform/dependent_launch.hpp"
 #include "dcukern/sampling/kernels/split_scan.hpp"
+#include "dcukern/sampling/kernels/wave_draw.hpp"
 
 namespace dcukern::sampling_detail {
 
@@ -70,8 +72,13 @@ __device__ inline int64_t draw_fast_row(const SamplingArgs& a, const SplitWorksp
   for (int q = 0; q < kCapItems; ++q)
     if (q * kThreads + int(threadIdx.x) < n) s.cand[q * kThreads + threadIdx.x] = c[q];
   __syncthreads();
-  sort_candidates_by_bin(n, uint32_t(plan.max_key >> 48), s);  // every candidate is within kMergeBins of the top
   const RowScale sc = row_scale(key_logit(plan.max_key), p);
+  if (n <= kWaveDrawCap) {  // few candidates (small k): one wave decides, without block barriers
+    if (int(threadIdx.x) < kWarpSize) wave_draw(sc, p, row_tmin(p), n, row_uniform(a, row), s);
+    __syncthreads();
+    return int64_t(s.b64[1]);
+  }
+  sort_candidates_by_bin(n, uint32_t(plan.max_key >> 48), s);  // every candidate is within kMergeBins of the top
   return draw_sorted(sc, p, true, p.top_p < 1.0f, row_tmin(p), n, uint64_t(n), 0, 0, 0, row_uniform(a, row), s);
 }
 
