@@ -1,8 +1,7 @@
 // Paged-KV decode attention benchmark (issue 3): B in {1, 8, 32, 64, 128} x context in {512, 4096, 32768};
 // heads (Hq/Hkv/D) 32/8/128 and 24/4/256; page size 16 and 544; bf16 KV and fp8 e4m3 KV; q/o bf16; rows
 // attention.mma_split.smem_pipeline, attention.mma_split and attention.grouped_split, each forced by id
-// (the per-row rows run at a few % of bandwidth and would take minutes over this grid); the experimental
-// .smem_pipeline.early_merge at B 1 and 8, page size 16. Then two sweeps
+// (the per-row rows run at a few % of bandwidth and would take minutes over this grid). Then two sweeps
 // for the pipelined row at page size 16, context 32768: the split plan's block target (blocks_per_cu 1,
 // 2, 4 at B 1 and 8; the row's default is its resident blocks per SM) and the head-major pool layout
 // [num_pages, Hkv, page_size, D] (a block's keys of one page are then one contiguous run instead of
@@ -176,11 +175,6 @@ void register_all() {
             for (const char* row :
                  {"attention.mma_split.smem_pipeline", "attention.mma_split", "attention.grouped_split"})
               add(h, batch, ctx, ps, kvt, row, Variant{});
-  // The experimental early-merge row where the merge kernel weighs: B = 1 and 8, page size 16.
-  for (const Heads& h : kHeads)
-    for (DType kvt : {DType::bf16, DType::fp8_e4m3})
-      for (int batch : {1, 8})
-        for (int ctx : kContexts) add(h, batch, ctx, 16, kvt, "attention.mma_split.smem_pipeline.early_merge", Variant{});
   // The sweeps, for the pipelined row at the longest context: how many chunks small batches take, and
   // how scattered a block's reads are.
   constexpr const char* kSwept = "attention.mma_split.smem_pipeline";

@@ -3,7 +3,7 @@
 // to bottom: on NVIDIA sm_80+ the tensor-core rows, elsewhere the grouped rows, then the per-row rows,
 // which accept every valid call.
 //
-// Evidence (kEvidence): every row but the experimental .early_merge (none yet) passed
+// Evidence (kEvidence): every row passed
 // tests/device/attention_device_test.cu on the H200 at 44d1289
 // (11 cases, 17676 assertions; compute-sanitizer memcheck clean); capabilities/evidence/attention-sm_90.json
 // holds the benchmark of the split rows at that commit (attention-sm_90-a2a578e.json: the earlier run of
@@ -45,13 +45,6 @@ inline constexpr AttentionRow kAttentionRows[] = {
      "split plans fill one wave of its resident blocks",
      features(Feature::nv_mma_f16), "sm_90", attention_rows::any_call(true, true), Semantics{true, true, false},
      attention_rows::kEvidence, "attention.mma_split", AttentionKernel::mma_split_pipeline, "attention_mma_kernel<"},
-    {"attention.mma_split.smem_pipeline.early_merge",
-     "attention.mma_split.smem_pipeline whose merge kernel is launched as a programmatic dependent of the "
-     "chunk kernel (sm_90), so its launch and block scheduling overlap the chunk kernel's tail (B = 1: the "
-     "merge took 6 us of 47 on the H200). Experimental (no evidence yet: selected only when forced)",
-     features(Feature::nv_mma_f16), "sm_90", attention_rows::any_call(true, true), Semantics{true, true, false},
-     nullptr, "attention.mma_split.smem_pipeline", AttentionKernel::mma_split_pipeline_early_merge,
-     "attention_mma_kernel<"},
     {"attention.mma_split",
      "NVIDIA tensor cores (mma.sync): S = Q K^T and O^T += V^T P^T per 16 keys for the query rows sharing a "
      "KV head (up to 8), fragments filled by 16-byte loads; split-KV by the plan with an LSE merge (one "

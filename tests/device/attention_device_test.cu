@@ -23,8 +23,7 @@ using dcukern::test::quick_mode;
 namespace {
 
 const char* const kRows[] = {"attention.row", "attention.split_kv", "attention.grouped", "attention.grouped_split",
-                             "attention.mma", "attention.mma_split", "attention.mma_split.smem_pipeline",
-                             "attention.mma_split.smem_pipeline.early_merge"};
+                             "attention.mma", "attention.mma_split", "attention.mma_split.smem_pipeline"};
 
 // Bitwise equality (NaN poison included).
 template <class T>
@@ -284,8 +283,7 @@ TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with t
   plans[3].fixed_chunk_size = 64;
   plans[4].fixed_chunk_size = 1000;
   for (const char* id :
-       {"attention.split_kv", "attention.grouped_split", "attention.mma_split", "attention.mma_split.smem_pipeline",
-        "attention.mma_split.smem_pipeline.early_merge"})
+       {"attention.split_kv", "attention.grouped_split", "attention.mma_split", "attention.mma_split.smem_pipeline"})
     for (size_t i = 0; i < plans.size(); ++i) {
       if (quick_mode() && plans[i].fixed_chunk_size == 1) continue;
       INFO(id << " plan " << i << " fixed " << plans[i].fixed_chunk_size);

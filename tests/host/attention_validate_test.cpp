@@ -244,8 +244,7 @@ std::string chosen(const AttentionParams& p, bool workspace, const char* target)
 
 TEST_CASE("attention: selection by target, workspace, contract and overrides") {
   for (const auto& row : AttentionOp::rows()) {
-    // Every row has device evidence but the experimental one, which runs only when forced.
-    CHECK((row.evidence == nullptr) == (std::string(row.id) == "attention.mma_split.smem_pipeline.early_merge"));
+    CHECK(row.evidence != nullptr);  // every row has device evidence
     CHECK(row.isa_needs == attention_kernel_isa(row.kernel));
     CHECK(row.kernel_symbol != nullptr);
     CHECK(!row.contract.describe().empty());

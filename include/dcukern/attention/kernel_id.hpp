@@ -14,11 +14,10 @@ enum class AttentionKernel : uint8_t {
   mma,            // grouped on NVIDIA tensor cores (mma.sync), no workspace
   mma_split,      // mma, one block per KV chunk, then the LSE merge kernel (one chunk: no merge)
   mma_split_pipeline,  // mma_split whose K/V come through a per-warp shared-memory ring (cp.async)
-  mma_split_pipeline_early_merge,  // mma_split_pipeline whose merge kernel is a programmatic dependent launch
 };
 
 constexpr bool attention_kernel_is_pipeline(AttentionKernel k) {
-  return k == AttentionKernel::mma_split_pipeline || k == AttentionKernel::mma_split_pipeline_early_merge;
+  return k == AttentionKernel::mma_split_pipeline;
 }
 
 // Largest query tile (rows sharing a KV head per block) the kernel's launch uses. The grouped kernels take

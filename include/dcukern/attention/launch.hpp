@@ -137,8 +137,6 @@ inline int attention_resident_blocks(AttentionKernel kernel, DType kv, int head_
 #if DCUKERN_PLATFORM_CUDA
   if (kernel == AttentionKernel::mma_split_pipeline)
     return resident_blocks_for<MmaVariant::smem_pipeline>(kv, head_dim);
-  if (kernel == AttentionKernel::mma_split_pipeline_early_merge)
-    return resident_blocks_for<MmaVariant::smem_pipeline_early_merge>(kv, head_dim);
 #endif
   (void)kernel, (void)kv, (void)head_dim;
   return 0;
@@ -173,14 +171,11 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
 #if DCUKERN_PLATFORM_CUDA
     case AttentionKernel::mma:
     case AttentionKernel::mma_split:
-    case AttentionKernel::mma_split_pipeline:
-    case AttentionKernel::mma_split_pipeline_early_merge: {
+    case AttentionKernel::mma_split_pipeline: {
       const unsigned n = tile_grid_blocks(a, rows);
       if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
       Status st = kernel == AttentionKernel::mma_split_pipeline ? launch_mma<KVT, MmaVariant::smem_pipeline>(a, n, s)
-                  : kernel == AttentionKernel::mma_split_pipeline_early_merge
-                      ? launch_mma<KVT, MmaVariant::smem_pipeline_early_merge>(a, n, s)
-                      : launch_mma<KVT, MmaVariant::standard>(a, n, s);
+                                                                 : launch_mma<KVT, MmaVariant::standard>(a, n, s);
       if (!st.ok()) return st;
       break;
     }
@@ -190,10 +185,6 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
   // A main kernel that failed to launch leaves the workspace stale: no merge then (o and lse untouched).
   if (Status st = runtime_status(runtime_last_error(), "attention launch"); !st.ok()) return st;
   if (!split) return Status::success();
-  if (kernel == AttentionKernel::mma_split_pipeline_early_merge)
-    return runtime_status(launch_after_programmatic(&attention_merge_kernel<QT, true>, static_cast<unsigned>(rows),
-                                                    kMergeThreads, 0, s, a),
-                          "attention merge launch");
   attention_merge_kernel<QT><<<static_cast<unsigned>(rows), kMergeThreads, 0, s>>>(a);
   return Status::success();
 }

@@ -9,17 +9,13 @@
 // depends only on its index, and empty chunks (lse = -inf) are skipped, so with a fixed chunk size the
 // result depends only on the row's own chunks: its bits do not depend on the batch around it. The sink
 // joins the denominator here (once per row); a row without keys gives zeros and LSE -inf.
-// kAfterProgrammatic: launched as a programmatic dependent of the chunk kernel (platform/
-// dependent_launch.hpp), so it waits for that kernel's partials before reading any.
 #pragma once
 #include "dcukern/attention/kernels/common.hpp"
-#include "dcukern/platform/dependent_launch.hpp"
 
 namespace dcukern::attn_detail {
 
-template <DType QT, bool kAfterProgrammatic = false>
+template <DType QT>
 __global__ void __launch_bounds__(kMergeThreads) attention_merge_kernel(AttnArgs a) {
-  if constexpr (kAfterProgrammatic) grid_dependency_wait();
   constexpr int kWaves = kMergeThreads / kWarpSize;
   constexpr int kPerLane = (kAttnMaxHeadDim + kWarpSize - 1) / kWarpSize;  // head elements per lane
   constexpr int kAhead = 4;                                                 // chunks in flight per wave

@@ -28,7 +28,6 @@
 #include "dcukern/attention/kernels/mma_kv_ring.hpp"
 #include "dcukern/attention/kernels/query_tile.hpp"
 #include "dcukern/platform/async_copy.hpp"
-#include "dcukern/platform/dependent_launch.hpp"
 #include "dcukern/platform/mma.hpp"
 
 namespace dcukern::attn_detail {
@@ -88,11 +87,6 @@ enum class MmaVariant : uint8_t {
   // block: 96 KiB (2 blocks per SM) up to head_dim 128 and for fp8 at 256, 192 KiB at f16/bf16 256.
   // Row attention.mma_split.smem_pipeline (sm_90).
   smem_pipeline,
-  // smem_pipeline whose blocks allow the merge kernel, launched as their programmatic dependent, to start
-  // once they all run (platform/dependent_launch.hpp): its blocks take the SM slots the chunk blocks
-  // leave and wait there, so its launch and scheduling overlap the chunk kernel's tail. Experimental row
-  // attention.mma_split.smem_pipeline.early_merge.
-  smem_pipeline_early_merge,
 };
 
 // What finish_group asks its group's source for (attention_mma_kernel).
@@ -189,7 +183,6 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     s_q[s][i % 32] = make_uint4(w[0], w[1], w[2], w[3]);
   }
   __syncthreads();  // s_q complete; s_qf (s_acc) free again
-  if constexpr (kVariant == MmaVariant::smem_pipeline_early_merge) allow_dependent_launch();
 
   // O^T accumulators: m-tile u holds d = Map::o_elem(g, u, 0) ([0], [1]) and Map::o_elem(g, u, 1) ([2], [3])
   // of query rows 2c ([0], [2]) and 2c + 1 ([1], [3]).
