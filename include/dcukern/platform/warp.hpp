@@ -80,31 +80,25 @@ __device__ __forceinline__ T wave_exclusive_sum(T v) {
   const T before = shfl_words(inclusive, [](uint32_t w) { return shfl_up_word(w, 1); });
   return lane_id() == 0 ? T(0) : before;
 }
-// Sum / minimum / maximum over the wave; every lane receives the same result (the XOR butterfly adds the
-// same two operands in both partner lanes).
+// Sum / minimum / maximum over the wave; every lane receives the same result (the XOR butterfly combines
+// the same two operands in both partner lanes).
+template <class T, class Op>
+__device__ __forceinline__ T wave_all_reduce(T v, Op op) {
+#pragma unroll
+  for (int mask = kWarpSize / 2; mask > 0; mask /= 2) v = op(v, shfl_xor_any(v, mask));
+  return v;
+}
 template <class T>
 __device__ __forceinline__ T wave_all_sum(T v) {
-#pragma unroll
-  for (int mask = kWarpSize / 2; mask > 0; mask /= 2) v += shfl_xor_any(v, mask);
-  return v;
+  return wave_all_reduce(v, [](T a, T b) { return a + b; });
 }
 template <class T>
 __device__ __forceinline__ T wave_all_min(T v) {
-#pragma unroll
-  for (int mask = kWarpSize / 2; mask > 0; mask /= 2) {
-    const T o = shfl_xor_any(v, mask);
-    v = o < v ? o : v;
-  }
-  return v;
+  return wave_all_reduce(v, [](T a, T b) { return b < a ? b : a; });
 }
 template <class T>
 __device__ __forceinline__ T wave_all_max(T v) {
-#pragma unroll
-  for (int mask = kWarpSize / 2; mask > 0; mask /= 2) {
-    const T o = shfl_xor_any(v, mask);
-    v = o > v ? o : v;
-  }
-  return v;
+  return wave_all_reduce(v, [](T a, T b) { return b > a ? b : a; });
 }
 
 // Device-side abort for code compiled out on this target (never selected there by the registry).
