@@ -4,7 +4,7 @@
 // which accept every valid call.
 //
 // Evidence (kEvidence): every row passed
-// tests/device/attention_device_test.cu on the H200 at 44d1289
+// tests/device/attention_device_test.cu on the H200 at 44d1289 and again at 582c627
 // (11 cases, 17676 assertions; compute-sanitizer memcheck clean); capabilities/evidence/attention-sm_90.json
 // holds the benchmark of the split rows at that commit (attention-sm_90-a2a578e.json: the earlier run of
 // the register-path rows). The rows but .smem_pipeline also passed dcukern-audit's smoke run there at
@@ -24,7 +24,7 @@ namespace attention_rows {
 constexpr DTypeMask kHalfs = dtypes(DType::f16, DType::bf16);
 constexpr DTypeMask kKv = dtypes(DType::f16, DType::bf16, DType::fp8_e4m3);
 constexpr const char* kEvidence =
-    "tests/device/attention_device_test.cu (sm_90, H200, 44d1289); capabilities/evidence/attention-sm_90.json; "
+    "tests/device/attention_device_test.cu (sm_90, H200, 44d1289, 582c627); capabilities/evidence/attention-sm_90.json; "
     "AMD / Hygon: compile only (portable HIP, no target instruction)";
 constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
   AttentionContract c{};
