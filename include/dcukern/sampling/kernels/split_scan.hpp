@@ -12,6 +12,7 @@
 // qualify; otherwise fallback (pass 2 runs the one-block algorithm on that row).
 // Determinism: integer counts only; which block merges does not change the plan.
 #pragma once
+#include "dcukern/platform/dependent_launch.hpp"
 #include "dcukern/sampling/kernels/sample_block.hpp"
 #include "dcukern/sampling/workspace.hpp"
 
