@@ -11,7 +11,8 @@
 //
 // With a workspace the split rows can run: several blocks per row, so that B = 1 is fast too. Without
 // one (sample(p, stream)) only the one-block-per-row rows can. No allocation, no host synchronisation:
-// capturable in a HIP/CUDA graph (the workspace's counters are zeroed on the stream by every call). Same
+// capturable in a HIP/CUDA graph (the workspace's counters are zeroed on the stream by every call). A
+// workspace serves one call at a time: calls that may overlap (other streams) need their own. Same
 // inputs, parameters, seed and offset: the same tokens, bit for bit. On any error nothing is launched
 // and nothing is written.
 #pragma once

@@ -1,7 +1,8 @@
 // Workspace of the split sampling rows (sampling.split, sampling.split.vec): its size for a call, and its
 // layout. Plain C++ (host and device). The caller allocates sampling_workspace_bytes() once for the
 // largest B and V it will use; the op zeroes the per-row counters itself at the start of every call, so
-// the contents never need initialising and a captured graph replays correctly.
+// the contents never need initialising and a captured graph replays correctly. Calls that may run at the
+// same time (on different streams) must not share a workspace: their counters would mix.
 //
 // Regions (tiles = ceil(V / kSplitTile) per row):
 //   sync[-1].scanned     rows finished (the last one advances the device offset; zeroed per call)
