@@ -184,8 +184,7 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
   }
   // A main kernel that failed to launch leaves the workspace stale: no merge then (o and lse untouched).
   if (Status st = runtime_status(runtime_last_error(), "attention launch"); !st.ok()) return st;
-  if (!split) return Status::success();
-  attention_merge_kernel<QT><<<static_cast<unsigned>(rows), kMergeThreads, 0, s>>>(a);
+  if (split) attention_merge_kernel<QT><<<static_cast<unsigned>(rows), kMergeThreads, 0, s>>>(a);
   return Status::success();
 }
 

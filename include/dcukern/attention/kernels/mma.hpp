@@ -95,7 +95,7 @@ enum class Fetch : uint8_t { k_vec, v_all, v_vec };
 // Dynamic shared memory of a launch: the pipeline's rings (the epilogue's s_acc reuses them), else none.
 template <DType KVT, int kDim, MmaVariant kVariant>
 constexpr int mma_dynamic_shared_bytes() {
-  if constexpr (kVariant != MmaVariant::standard) {
+  if constexpr (kVariant == MmaVariant::smem_pipeline) {
     using Ring = MmaKvRing<kDim, KVT == DType::fp8_e4m3 ? 1 : 2>;
     constexpr int ring = kAttnThreads / 32 * Ring::kStages * Ring::kStageBytes;
     constexpr int acc = kAttnThreads / 32 * kMmaTile * kDim * 4;
@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
   constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
   constexpr bool kFp8 = KVT == DType::fp8_e4m3;
-  constexpr bool kPipeline = kVariant != MmaVariant::standard;
+  constexpr bool kPipeline = kVariant == MmaVariant::smem_pipeline;
   constexpr int kWarps = kAttnThreads / 32;
   using Map = MmaHeadMap<kDim, kPipeline || kMmaSectorMap<KVT, kDim>>;
   constexpr int kSteps = Map::kSteps, kKVecs = Map::kKVecs, kVVecs = Map::kVVecs;
