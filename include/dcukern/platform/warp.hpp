@@ -7,33 +7,6 @@
 
 namespace dcukern {
 
-__device__ __forceinline__ float shfl_xor(float v, int mask) {
-#if DCUKERN_PLATFORM_HIP
-  return __shfl_xor(v, mask, kWarpSize);
-#else
-  return __shfl_xor_sync(0xffffffffu, v, mask, kWarpSize);
-#endif
-}
-
-// Sum over the whole wave; every lane receives the result.
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int mask = kWarpSize / 2; mask > 0; mask /= 2) v += shfl_xor(v, mask);
-  return v;
-}
-
-// Maximum over the whole wave; every lane receives the result.
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int mask = kWarpSize / 2; mask > 0; mask /= 2) {
-    const float o = shfl_xor(v, mask);
-    v = o > v ? o : v;
-  }
-  return v;
-}
-
-__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kWarpSize; }
-
 // Shuffles of any 4- or 8-byte value, moved as 32-bit words.
 __device__ __forceinline__ uint32_t shfl_xor_word(uint32_t w, int mask) {
 #if DCUKERN_PLATFORM_HIP
@@ -49,6 +22,12 @@ __device__ __forceinline__ uint32_t shfl_up_word(uint32_t w, int delta) {
   return __shfl_up_sync(0xffffffffu, w, delta, kWarpSize);
 #endif
 }
+__device__ __forceinline__ float shfl_xor(float v, int mask) {
+  return __uint_as_float(shfl_xor_word(__float_as_uint(v), mask));
+}
+
+__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kWarpSize; }
+
 template <class T, class Move>
 __device__ __forceinline__ T shfl_words(T v, Move move) {
   static_assert(sizeof(T) % 4 == 0 && sizeof(T) <= 8, "4- or 8-byte values");
@@ -100,6 +79,10 @@ template <class T>
 __device__ __forceinline__ T wave_all_max(T v) {
   return wave_all_reduce(v, [](T a, T b) { return b > a ? b : a; });
 }
+
+// The float forms the kernels call.
+__device__ __forceinline__ float warp_sum(float v) { return wave_all_sum(v); }
+__device__ __forceinline__ float warp_max(float v) { return wave_all_max(v); }
 
 // Device-side abort for code compiled out on this target (never selected there by the registry).
 __device__ __forceinline__ void unreachable_on_this_target() {
