@@ -264,6 +264,29 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
       check_distribution(f16, away_from_edges(f16.row, r), row);
 }
 
+TEST_CASE("split rows: a tile whose top bin holds more than its list, so the second pass gathers the row") {
+  // 600 copies of the row's maximum in the first tile: more than one tile's list holds, so with
+  // k = 1000 that tile's list stops above the row's cut bin and the row's candidates are gathered from
+  // the logits again. The other elements lie below the maximum's bin.
+  const int64_t v = 20000;
+  std::mt19937_64 rng(11);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> l(v);
+  for (auto& x : l) x = std::min(nd(rng), 2.75f);
+  for (int64_t i = 0; i < 600; ++i) l[(i * 13) % 8192] = 3.0f;
+  ref::SamplingRowParams rp;
+  rp.top_k = 1000;
+  for (DType dt : {DType::f32, DType::bf16}) {
+    std::vector<float> row(l);
+    for (auto& x : row) x = ref::to_float(dt, ref::from_float(dt, x));
+    const Batch lb(dt, row, quick_mode() ? 64 : 1024);
+    for (double top_p : {1.0, 0.9}) {
+      rp.top_p = top_p;
+      check_distribution(lb, away_from_edges(lb.row, rp), split_row(lb));
+    }
+  }
+}
+
 TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid rows are flagged") {
   const int64_t v = 5000, b = 8;
   std::vector<float> l(v);
@@ -457,8 +480,16 @@ TEST_CASE("graph capture and replay advance the device offset and match eager ca
   p.offset_ptr = offset.get();
   p.advance_offset = true;
   Workspace ws(workspace_bytes(lb));
-  for (const char* row : {kAutoRow, split_row(lb)}) {
-    INFO((row ? row : "auto"));
+  // Per-row top_k in a second round: the split rows then finish some rows in their first pass (k = 100)
+  // and the others (k = 0: top-p alone) in the second; the offset still advances once per call.
+  std::vector<int32_t> ks(b);
+  for (int64_t r = 0; r < b; ++r) ks[r] = r % 3 ? 100 : 0;
+  DeviceBuffer<int32_t> dk(b);
+  dk.upload(ks);
+  for (int round = 0; round < 4; ++round) {
+    const char* row = round % 2 ? split_row(lb) : kAutoRow;
+    p.top_k.device = round >= 2 ? dk.get() : nullptr;
+    INFO((row ? row : "auto") << (p.top_k.device ? " per-row top_k" : ""));
     offset.upload({77});
     test::CapturedGraph graph([&](stream_t stream) { return ws.sample(p, stream, row); });
     std::vector<std::vector<int32_t>> replays;
@@ -470,6 +501,7 @@ TEST_CASE("graph capture and replay advance the device offset and match eager ca
     CHECK(replays[0] != replays[1]);
     for (int rep = 0; rep < 3; ++rep) {  // replay r used offset 77 + r, seed 1234
       SamplingParams q = make_params(lb, eager.get(), rp);
+      q.top_k.device = p.top_k.device;
       q.seed = 1234;
       q.offset = 77 + rep;
       REQUIRE(ws.sample(q, nullptr, row).ok());

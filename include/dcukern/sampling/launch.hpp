@@ -1,10 +1,10 @@
 // Launch of the kernel a sampling row names: block rows one block per row; split rows zero the per-row
-// counters of the workspace, then two passes of one block per tile. Runtime dtype -> template dispatch,
-// ending in an explicit error.
+// counters of the workspace, then run one block per tile of each row.
+// Runtime dtype -> template dispatch, ending in an explicit error.
 #pragma once
 #include "dcukern/platform/device_context.hpp"
 #include "dcukern/sampling/kernels/sample_block.hpp"
-#include "dcukern/sampling/kernels/split_draw.hpp"
+#include "dcukern/sampling/kernels/split_kernel.hpp"
 #include "dcukern/sampling/select.hpp"
 
 namespace dcukern::sampling_detail {
@@ -15,11 +15,8 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
     sampling_block_kernel<kVec, DT><<<unsigned(batch), kThreads, 0, s>>>(a);
     return Status::success();
   }
-  const unsigned grid = unsigned(batch * w->tiles);
-  sampling_split_kernel<kVec, 0, DT><<<grid, kThreads, 0, s>>>(a, *w);
-  // Pass 2 as a programmatic dependent of pass 1 (sm_90): its blocks load their tiles while pass 1 ends.
-  return runtime_status(launch_after_programmatic(&sampling_split_kernel<kVec, 1, DT>, grid, kThreads, 0, s, a, *w),
-                        "sampling pass 2 launch");
+  sampling_split_kernel<kVec, DT><<<unsigned(batch * w->tiles), kThreads, 0, s>>>(a, *w);
+  return Status::success();
 }
 
 template <bool kVec>

@@ -6,11 +6,12 @@
 //
 // Regions (tiles = ceil(V / kSplitTile) per row):
 //   sync[-1].scanned     rows finished (the last one advances the device offset; zeroed per call)
-//   sync[r]              ticket counters of the two passes and the candidate counter (zeroed per call)
-//   plan[r]              pass 1's verdict for the row (mode, cut bin, candidate count, largest sort key)
-//   header[r][tile]      one tile's largest sort key, top value bin, stored window length, flags
+//   sync[r].scanned      the ticket counter of row r's tiles (zeroed per call)
+//   header[r][tile]      one tile's largest sort key, top value bin, stored window length, flags, and
+//                        the extent of its list
 //   window[r][tile][..]  counts of the value bins top, top - 1, ... (kWindow at most, 16-bit)
-//   cand[r][..]          the sort keys of the row's candidates (kCap at most)
+//   list[r][tile][..]    the sort keys of every element of the tile in value bins >= its list floor
+//                        (kListCap at most, unordered)
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -25,32 +26,25 @@ constexpr int64_t kSplitTile = int64_t(kSplitThreads) * kSplitItems;  // element
 constexpr int kWindow = 256;                                         // value bins one tile may store (2 octaves)
 constexpr int kMergeBins = 2048;                                     // value bins a row's merge covers (16 octaves)
 constexpr int kSplitCap = 2048;                                      // candidates per row (= kCap of the kernels)
-
-enum class SplitMode : uint32_t {
-  invalid = 0,   // NaN row, all -inf, or an out-of-range device parameter
-  greedy = 1,    // temperature 0 or top_k 1: the largest sort key
-  fast = 2,      // candidates = elements with value bin >= cut_bin (at most kSplitCap), gathered by pass 2
-  fallback = 3,  // anything else: one block runs the whole row (the sampling.block algorithm)
-};
+constexpr int kListCap = 256;                                        // sort keys one tile may list
 
 struct SplitSync {
-  uint32_t scanned, drawn, n_cand, pad;
-};
-struct SplitPlan {
-  uint64_t max_key;
-  uint32_t mode, cut_bin, n_cand, pad;
+  uint32_t scanned, pad;
 };
 struct SplitHeader {
   uint64_t max_key;
-  uint64_t packed;  // top bin (bits 0-31), stored bins (32-47), NaN seen (48), window truncated (49)
+  uint32_t top;         // value bin of the tile's largest element
+  uint32_t flags;       // stored window bins (bits 0-15), NaN seen (16), window truncated (17)
+  uint32_t list_floor;  // the list holds every element of the tile in value bins >= list_floor
+  uint32_t list_n;      // its length (<= kListCap)
 };
+constexpr uint32_t kHeaderNaN = 1u << 16, kHeaderTruncated = 1u << 17;
 
 struct SplitWorkspace {
   SplitSync* sync;  // sync[-1].scanned: rows finished
-  SplitPlan* plan;
   SplitHeader* header;
   uint16_t* window;
-  uint64_t* cand;
+  uint64_t* list;
   int tiles;
   int rows;      // B
   bool advance;  // the last row to finish adds 1 to *offset_ptr
@@ -62,18 +56,19 @@ DCUKERN_HD constexpr size_t split_align(size_t n) { return (n + 255) & ~size_t(2
 
 // Bytes of each region, in layout order.
 DCUKERN_HD constexpr size_t split_sync_bytes(int64_t b) { return split_align(size_t(b + 1) * sizeof(SplitSync)); }
-DCUKERN_HD constexpr size_t split_plan_bytes(int64_t b) { return split_align(size_t(b) * sizeof(SplitPlan)); }
 DCUKERN_HD constexpr size_t split_header_bytes(int64_t b, int64_t v) {
   return split_align(size_t(b) * split_tiles(v) * sizeof(SplitHeader));
 }
 DCUKERN_HD constexpr size_t split_window_bytes(int64_t b, int64_t v) {
   return split_align(size_t(b) * split_tiles(v) * kWindow * sizeof(uint16_t));
 }
-DCUKERN_HD constexpr size_t split_cand_bytes(int64_t b) { return split_align(size_t(b) * kSplitCap * sizeof(uint64_t)); }
+DCUKERN_HD constexpr size_t split_list_bytes(int64_t b, int64_t v) {
+  return split_align(size_t(b) * split_tiles(v) * kListCap * sizeof(uint64_t));
+}
 
 DCUKERN_HD constexpr size_t split_workspace_bytes(int64_t b, int64_t v) {
-  return split_sync_bytes(b) + split_plan_bytes(b) + split_header_bytes(b, v) + split_window_bytes(b, v) +
-         split_cand_bytes(b);
+  return split_sync_bytes(b) + split_header_bytes(b, v) + split_window_bytes(b, v) +
+         split_list_bytes(b, v);
 }
 
 inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v) {
@@ -81,13 +76,11 @@ inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v) {
   SplitWorkspace w;
   w.sync = reinterpret_cast<SplitSync*>(p) + 1;
   p += split_sync_bytes(b);
-  w.plan = reinterpret_cast<SplitPlan*>(p);
-  p += split_plan_bytes(b);
   w.header = reinterpret_cast<SplitHeader*>(p);
   p += split_header_bytes(b, v);
   w.window = reinterpret_cast<uint16_t*>(p);
   p += split_window_bytes(b, v);
-  w.cand = reinterpret_cast<uint64_t*>(p);
+  w.list = reinterpret_cast<uint64_t*>(p);
   w.tiles = split_tiles(v);
   w.rows = int(b);
   w.advance = false;

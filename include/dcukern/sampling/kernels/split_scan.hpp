@@ -1,59 +1,52 @@
-// sampling.split / sampling.split.vec, pass 1 (scan): one block per tile of kSplitTile elements of one
-// row (1-D grid of B * tiles blocks, row-major), the tile held in registers.
-//   Each block: the tile's largest sort key and NaN flag -> header; for rows the fast path serves
-//   (split_fast_row: 2 <= top_k <= kSplitCap, top_k < V, T > 0) the counts of the value bins from the
-//   tile's top bin down to the bin of its k-th largest element (at most kWindow bins, else the window
-//   is "truncated") -> window.
-//   The last block of a row to arrive (ticket sync[r].scanned) merges the windows into plan[r]: the bin
-//   cut_bin holding the row's k-th largest element and the count of elements in bins >= cut_bin.
+// The scan of the split rows (sampling.split, sampling.split.vec): what each block of a row does with its
+// tile of kSplitTile elements (held in registers), and the merge its row's last block runs.
+//   Each block: the tile's largest sort key and NaN flag -> header. For rows the fast path serves
+//   (split_fast_row: 2 <= top_k <= kSplitCap, top_k < V, T > 0) also:
+//   - window: the counts of the value bins from the tile's top bin down to the bin of its k-th largest
+//     element (at most kWindow bins, else the window is "truncated");
+//   - list: the sort keys of the tile's elements in its top bins, down to the bin of its k-th largest
+//     when those are at most kListCap elements, else as many whole bins as kListCap holds.
+//   The last block of a row to arrive (ticket sync[r].scanned) merges the windows into the row's plan:
+//   the bin cut_bin holding its k-th largest element and the count of elements in bins >= cut_bin.
 // Why the windows suffice: the row's k-th largest is >= every tile's k-th largest, so no tile's bins
 // below its stored range can matter; a truncated window is exact only down to top - kWindow + 1, and
 // the plan checks that cut_bin lies there. Fast when the merge is exact and <= kSplitCap elements
-// qualify; otherwise fallback (pass 2 runs the one-block algorithm on that row).
-// Determinism: integer counts only; which block merges does not change the plan.
+// qualify; otherwise fallback.
+// Determinism: integer counts only; which block merges does not change the plan; the gathered
+// candidate set does not depend on timing (its order does, and it is sorted before the draw).
 #pragma once
-#include "dcukern/platform/dependent_launch.hpp"
-#include "dcukern/sampling/kernels/sample_block.hpp"
-#include "dcukern/sampling/workspace.hpp"
+#include "dcukern/sampling/kernels/split_rows.hpp"
 
 namespace dcukern::sampling_detail {
 
-static_assert(kSplitThreads == kThreads && kSplitCap == kCap && kWindow <= kThreads && kMergeBins % kThreads == 0,
-              "split layout");
-constexpr int kMaxSplitTiles = split_tiles(kSamplingMaxVocab);
-
-// Loads of data that other blocks of the same grid wrote (volatile: not served from a stale L1).
-template <class T>
-__device__ __forceinline__ T load_coherent(const T* p) {
-  return *static_cast<const volatile T*>(p);
-}
-
-// Every block of a row calls this once, after its writes; true in the last block to arrive, which then
-// sees the writes of all of them.
-__device__ inline bool arrive_last(uint32_t* counter, int blocks, uint32_t& flag) {
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) flag = atomicAdd(counter, 1u) == uint32_t(blocks - 1) ? 1u : 0u;
-  __syncthreads();
-  const bool last = flag != 0;
-  if (last) __threadfence();
-  return last;
-}
-
-__device__ __forceinline__ bool split_fast_row(const RowParams& p, int64_t vocab) {
-  return p.ok && p.temperature > 0.0f && p.top_k >= 2 && p.top_k <= kSplitCap && int64_t(p.top_k) < vocab;
-}
+struct TileInfo {
+  uint32_t top, stored, list_floor, list_n;
+};
 
 struct ScanShared {
   uint32_t count[kMergeBins];  // the tile's window (first kWindow bins), then the row's merged bins
-  uint32_t top[kMaxSplitTiles], stored[kMaxSplitTiles];
+  uint64_t list[kListCap];
+  TileInfo tile[kMaxSplitTiles];  // the merge: the row's tiles
   union {
     typename BlockReduce<uint64_t, kThreads>::storage_type r64;
     typename BlockScan<uint32_t, kThreads>::storage_type s32;
   } tmp;
   uint64_t b64;
-  uint32_t b32[2];
+  uint32_t b32[4];
+  uint32_t n_list;
+  uint32_t wave_key[kThreads / 32], wave_index[kThreads / 32];  // per-wave partials of block reductions
+  uint64_t wave_best[kThreads / 32];
+};
+
+// The kernel's shared memory; the row's last block reuses the scan's part for the draw once the merge is done.
+struct SplitShared {
+  uint16_t gather_n[kMaxSplitTiles];  // list entries of each tile the gather reads (set after the merge)
+  RowParams params;                   // the row's parameters, read once by thread 0
   uint32_t flag;
+  union {
+    ScanShared scan;
+    Shared draw;
+  };
 };
 
 __device__ inline uint64_t scan_all_max(uint64_t v, ScanShared& s) {
@@ -65,10 +58,12 @@ __device__ inline uint64_t scan_all_max(uint64_t v, ScanShared& s) {
   return out;
 }
 
-// First position o of count[0, n) where the running count reaches target (>= 1): {o, count through o};
-// {n, 0} when it never does. n <= kThreads or a multiple of it.
-__device__ inline void scan_crossing(const uint32_t* count, int n, uint32_t target, ScanShared& s, uint32_t* o_out,
-                                     uint32_t* through) {
+// For targets t0 and t1 (>= 1): the first position o of count[0, n) where the running count reaches the
+// target, and the count through o; {n, total} when it never does. n <= kThreads or a multiple of it.
+struct Crossings {
+  uint32_t o[2], through[2];
+};
+__device__ inline Crossings scan_crossings(const uint32_t* count, int n, uint32_t t0, uint32_t t1, ScanShared& s) {
   const int per = n > kThreads ? n / kThreads : 1, first = threadIdx.x * per;
   const int end = first + per < n ? first + per : n;
   uint32_t c = 0;
@@ -76,163 +71,235 @@ __device__ inline void scan_crossing(const uint32_t* count, int n, uint32_t targ
   uint32_t total;
   uint32_t run = BlockScan<uint32_t, kThreads>::exclusive_sum(c, total, s.tmp.s32);
   if (threadIdx.x == 0) {
-    s.b32[0] = uint32_t(n);
-    s.b32[1] = 0;
+    s.b32[0] = s.b32[2] = uint32_t(n);
+    s.b32[1] = s.b32[3] = total;
   }
   __syncthreads();
   for (int q = first; q < end; ++q) {
     const uint32_t here = count[q];
-    if (run < target && target <= run + here) {
+    if (run < t0 && t0 <= run + here) {
       s.b32[0] = uint32_t(q);
       s.b32[1] = run + here;
+    }
+    if (run < t1 && t1 <= run + here) {
+      s.b32[2] = uint32_t(q);
+      s.b32[3] = run + here;
     }
     run += here;
   }
   __syncthreads();
-  *o_out = s.b32[0];
-  *through = s.b32[1];
+  const Crossings out{{s.b32[0], s.b32[2]}, {s.b32[1], s.b32[3]}};
   __syncthreads();
+  return out;
 }
 
-// The last block of a row: headers and windows of all its tiles -> plan[row].
-__device__ inline void merge_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, const RowParams& p,
-                                 ScanShared& s) {
+// The last block of a row: headers and windows of all its tiles -> the row's plan (every thread);
+// s.scan.tile[] holds the tiles' extents.
+__device__ inline SplitPlan merge_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, const RowParams& p,
+                                      SplitShared& s) {
   const int tiles = w.tiles;
   const SplitHeader* h = w.header + row * tiles;
-  uint64_t best = 0, g = 0, lim1 = 0;  // lim1: 1 + the lowest bin every truncated window covers (0: none)
-  bool nan = false;
+  uint64_t best = 0;
+  uint32_t lim1 = 0, nan = 0;  // lim1: 1 + the lowest bin every truncated window covers (0: none)
   for (int t = threadIdx.x; t < tiles; t += kThreads) {
-    const uint64_t mk = load_coherent(&h[t].max_key), pk = load_coherent(&h[t].packed);
-    const uint32_t top = uint32_t(pk);
-    s.top[t] = top;
-    s.stored[t] = uint32_t(pk >> 32) & 0xffffu;
+    const uint64_t mk = load_coherent(&h[t].max_key);
+    const uint32_t top = load_coherent(&h[t].top), flags = load_coherent(&h[t].flags);
+    s.scan.tile[t] = TileInfo{top, flags & 0xffffu, load_coherent(&h[t].list_floor), load_coherent(&h[t].list_n)};
     best = mk > best ? mk : best;
-    g = top > g ? top : g;
-    nan = nan || ((pk >> 48) & 1u);
-    if ((pk >> 49) & 1u) {
-      const uint64_t l = uint64_t(top) + 1;
-      lim1 = l > lim1 ? l : lim1;
+    nan |= flags & kHeaderNaN;
+    if ((flags & kHeaderTruncated) && top + 1 > lim1) lim1 = top + 1;
+  }
+  // The three maxima through one barrier: per-wave partials, then every thread combines them.
+  best = wave_all_max(best);
+  lim1 = wave_max_word(lim1);
+  nan = wave_max_word(nan);
+  const int wave = int(threadIdx.x) / kWarpSize;
+  if (lane_id() == 0) {
+    s.scan.wave_best[wave] = best;
+    s.scan.wave_key[wave] = lim1;
+    s.scan.wave_index[wave] = nan;
+  }
+  __syncthreads();
+  for (int i = 0; i < kThreads / kWarpSize; ++i) {
+    best = s.scan.wave_best[i] > best ? s.scan.wave_best[i] : best;
+    lim1 = s.scan.wave_key[i] > lim1 ? s.scan.wave_key[i] : lim1;
+    nan |= s.scan.wave_index[i];
+  }
+  const uint64_t max_key = best;
+  const int64_t G = int64_t(max_key >> 48);  // the largest top bin of the tiles: the bin of the row's maximum
+  const int64_t lowest_exact = int64_t(lim1) - kWindow;  // bins >= this are exact
+  SplitPlan plan{max_key, SplitMode::invalid, 0, 0};
+  if (nan || !p.ok || key_logit(max_key) == -INFINITY) return plan;
+  if (p.temperature == 0.0f || p.top_k == 1) {
+    plan.mode = SplitMode::greedy;
+    return plan;
+  }
+  plan.mode = SplitMode::fallback;
+  if (!split_fast_row(p, a.vocab)) return plan;
+  uint32_t* count = s.scan.count;
+  for (int b = threadIdx.x; b < kMergeBins; b += kThreads) count[b] = 0;
+  __syncthreads();
+  // kBatch loads in flight per thread before their counts are added (the windows sit in L2).
+  constexpr int kBatch = 8;
+  const uint16_t* win = w.window + row * tiles * kWindow;
+  const int entries = tiles * kWindow;
+  for (int e0 = threadIdx.x; e0 < entries; e0 += kThreads * kBatch) {
+    uint32_t c[kBatch];
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      const int e = e0 + q * kThreads;
+      c[q] = e < entries && uint32_t(e % kWindow) < s.scan.tile[e / kWindow].stored ? load_coherent(&win[e]) : 0u;
+    }
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      const int e = e0 + q * kThreads, t = e / kWindow;
+      const int64_t bin = int64_t(s.scan.tile[t < tiles ? t : 0].top) - e % kWindow;
+      if (c[q] != 0 && bin >= 0 && G - bin < kMergeBins) atomicAdd(&count[G - bin], c[q]);
     }
   }
-  nan = __syncthreads_or(nan);
-  const uint64_t max_key = scan_all_max(best, s);
-  const int64_t G = int64_t(scan_all_max(g, s));
-  const int64_t lowest_exact = int64_t(scan_all_max(lim1, s)) - kWindow;  // bins >= this are exact
-  SplitPlan plan{max_key, uint32_t(SplitMode::invalid), 0, 0, 0};
-  if (nan || !p.ok || key_logit(max_key) == -INFINITY) {
-    plan.mode = uint32_t(SplitMode::invalid);
-  } else if (p.temperature == 0.0f || p.top_k == 1) {
-    plan.mode = uint32_t(SplitMode::greedy);
-  } else if (!split_fast_row(p, a.vocab)) {
-    plan.mode = uint32_t(SplitMode::fallback);
-  } else {
-    for (int b = threadIdx.x; b < kMergeBins; b += kThreads) s.count[b] = 0;
-    __syncthreads();
-    // kBatch loads in flight per thread before their counts are added (the windows sit in L2).
-    constexpr int kBatch = 8;
-    const uint16_t* win = w.window + row * tiles * kWindow;
-    const int entries = tiles * kWindow;
-    for (int e0 = threadIdx.x; e0 < entries; e0 += kThreads * kBatch) {
-      uint32_t c[kBatch];
-#pragma unroll
-      for (int q = 0; q < kBatch; ++q) {
-        const int e = e0 + q * kThreads;
-        c[q] = e < entries && uint32_t(e % kWindow) < s.stored[e / kWindow] ? load_coherent(&win[e]) : 0u;
-      }
-#pragma unroll
-      for (int q = 0; q < kBatch; ++q) {
-        const int e = e0 + q * kThreads, t = e / kWindow;
-        const int64_t bin = int64_t(s.top[t < tiles ? t : 0]) - e % kWindow;
-        if (c[q] != 0 && bin >= 0 && G - bin < kMergeBins) atomicAdd(&s.count[G - bin], c[q]);
-      }
-    }
-    __syncthreads();
-    uint32_t o, n;
-    scan_crossing(s.count, kMergeBins, uint32_t(p.top_k), s, &o, &n);
-    const int64_t cut = G - int64_t(o);
-    const bool fast = o < uint32_t(kMergeBins) && n <= uint32_t(kSplitCap) && cut >= lowest_exact;
-    plan.mode = uint32_t(fast ? SplitMode::fast : SplitMode::fallback);
-    plan.cut_bin = fast ? uint32_t(cut) : 0;
-    plan.n_cand = fast ? n : 0;
+  __syncthreads();
+  const Crossings cr = scan_crossings(count, kMergeBins, uint32_t(p.top_k), uint32_t(p.top_k), s.scan);
+  const int64_t cut = G - int64_t(cr.o[0]);
+  if (cr.o[0] < uint32_t(kMergeBins) && cr.through[0] <= uint32_t(kSplitCap) && cut >= lowest_exact) {
+    plan.mode = SplitMode::fast;
+    plan.cut_bin = uint32_t(cut);
+    plan.n_cand = cr.through[0];
   }
-  if (threadIdx.x == 0) w.plan[row] = plan;
+  return plan;
 }
 
-// This thread's largest element of the tile as a sort key (0 when it holds none), and whether it saw a
-// NaN. Per element: one min, one compare and two selects (kFull: the whole tile lies inside the row).
+// Largest of a 32-bit word over the block, every thread (one barrier; `wave` is not reused).
+__device__ __forceinline__ uint32_t block_max_word(uint32_t v, uint32_t* wave) {
+  v = wave_max_word(v);
+  if (lane_id() == 0) wave[threadIdx.x / kWarpSize] = v;
+  __syncthreads();
+  uint32_t m = 0;
+#pragma unroll
+  for (int i = 0; i < kThreads / kWarpSize; ++i) m = wave[i] > m ? wave[i] : m;
+  return m;
+}
+
+constexpr uint32_t kNaNWord = 0xFFFFFFFFu;  // above the order key of every non-NaN float
+
+// The tile's largest element as a sort key (lowest index among ties; every element -inf counts), and
+// whether it holds a NaN. Per element: a max and a NaN test; the index is searched only by threads
+// that hold the maximum. thread_word: the order key of this thread's largest element (0: it holds none).
 template <bool kFull, class Loader>
-__device__ __forceinline__ uint64_t thread_best(const Loader& L, int64_t base, const float (&x)[kSplitItems],
-                                                bool& nan) {
-  float best = -INFINITY;
-  int at = -1;  // u of the first element holding `best` (index order = u order)
+__device__ __forceinline__ uint64_t tile_max_key(const Loader& L, int64_t base, const float (&x)[kSplitItems],
+                                                 bool& nan, uint32_t& thread_word, ScanShared& s) {
+  float m = -INFINITY;
+  bool any = kFull, bad = false;
 #pragma unroll
   for (int u = 0; u < kSplitItems; ++u) {
-    const bool in = kFull || L.index(base, u) < L.vocab;
-    nan = nan || (in && x[u] != x[u]);
-    const float y = in ? finite_logit(x[u]) : -INFINITY;
-    if (y > best) {
-      best = y;
-      at = u;
-    }
+    if (!kFull && L.index(base, u) >= L.vocab) continue;
+    m = fmaxf(m, x[u]);  // ignores NaN; the test below sees it
+    bad = bad || x[u] != x[u];
+    any = true;
   }
-  if (at < 0 && L.index(base, 0) < L.vocab) at = 0;  // every element -inf: the first one
-  return at < 0 ? 0 : sort_key(best, L.index(base, at));
+  thread_word = !any ? 0u : bad ? kNaNWord : order_key(finite_logit(m));
+  const uint32_t word = block_max_word(thread_word, s.wave_key);
+  nan = word == kNaNWord;
+  uint32_t first = 0xFFFFFFFFu;  // lowest index of an element holding the maximum
+  if (!nan && thread_word == word) {
+#pragma unroll
+    for (int u = kSplitItems - 1; u >= 0; --u)
+      if ((kFull || L.index(base, u) < L.vocab) && order_key(finite_logit(x[u])) == word) first = uint32_t(L.index(base, u));
+  }
+  const uint32_t index = ~block_max_word(~first, s.wave_index);
+  return nan ? 0 : (uint64_t(word) << 32) | uint64_t(0xFFFFFFFFu - index);
 }
 
-// Counts of the value bins top, top - 1, .. (thread d < kWindow owns s.count[d]). One compare per
-// element against the window's lowest float; only elements inside the window compute their bin.
+// Counts of the value bins top, top - 1, .. top - kWindow + 1 (s.count[d] for bin top - d). Per element
+// a bin and an increment in shared memory, without branches: elements outside the window increment a
+// spare slot past it (one per lane; nothing reads them). When the window lies among positive floats
+// (below FLT_MAX's bin, so no +inf is folded into it) or among negative ones, the bin is an add to the
+// top 16 bits of the float; otherwise value_bin() (signed zeros, +inf).
+static_assert(kWindow + 64 <= kMergeBins, "spare slots after the window");
+enum class WindowSign { positive, negative, mixed };
+template <WindowSign kSign, bool kFull, class Loader>
+__device__ __forceinline__ void count_window(const Loader& L, int64_t base, const float (&x)[kSplitItems],
+                                             uint32_t top, ScanShared& s) {
+  const uint32_t spare = uint32_t(lane_id());
+#pragma unroll
+  for (int u = 0; u < kSplitItems; ++u) {
+    const uint32_t h = __float_as_uint(x[u]) >> 16;
+    uint32_t d;
+    if constexpr (kSign == WindowSign::positive) d = top - 0x8000u - h;   // bin = h + 0x8000
+    else if constexpr (kSign == WindowSign::negative) d = h - (0xFFFFu - top);  // bin = 0xFFFF - h
+    else d = x[u] >= bin_floor(top >= uint32_t(kWindow - 1) ? top - uint32_t(kWindow - 1) : 0u) ? top - value_bin(x[u]) : ~0u;
+    const bool in = d < uint32_t(kWindow) && (kFull || L.index(base, u) < L.vocab);
+    atomicAdd(&s.count[in ? d : uint32_t(kWindow) + spare], 1u);  // unconditional: no branch per element
+  }
+}
 template <bool kFull, class Loader>
 __device__ __forceinline__ void count_window(const Loader& L, int64_t base, const float (&x)[kSplitItems],
                                              uint32_t top, ScanShared& s) {
-  const float lowest = bin_floor(top >= uint32_t(kWindow - 1) ? top - uint32_t(kWindow - 1) : 0u);
-#pragma unroll
-  for (int u = 0; u < kSplitItems; ++u) {
-    if (!(x[u] >= lowest) || (!kFull && L.index(base, u) >= L.vocab)) continue;
-    const uint32_t d = top - value_bin(x[u]);
-    if (d < uint32_t(kWindow)) atomicAdd(&s.count[d], 1u);
-  }
+  constexpr uint32_t kPlusZeroBin = 0x8000u, kMaxFiniteBin = 0xFF7Fu;
+  if (top >= kPlusZeroBin + uint32_t(kWindow) && top < kMaxFiniteBin)
+    count_window<WindowSign::positive, kFull>(L, base, x, top, s);
+  else if (top < kPlusZeroBin)
+    count_window<WindowSign::negative, kFull>(L, base, x, top, s);
+  else
+    count_window<WindowSign::mixed, kFull>(L, base, x, top, s);
 }
 
+// Window and list of a tile of a fast-path row; returns its header.
+template <bool kFull, class Loader>
+__device__ inline SplitHeader scan_tile(const Loader& L, int64_t base, const float (&x)[kSplitItems],
+                                        uint32_t thread_word, uint64_t max_key, uint32_t top, uint32_t k,
+                                        uint64_t* list, uint16_t* window, ScanShared& s) {
+  if (threadIdx.x < kWindow) s.count[threadIdx.x] = 0;  // thread t < kWindow owns bin top - t
+  if (threadIdx.x == 0) s.n_list = 0;
+  __syncthreads();
+  count_window<kFull>(L, base, x, top, s);
+  __syncthreads();
+  const int64_t left = L.vocab - base;
+  const Crossings cr = scan_crossings(s.count, kWindow, uint32_t(left < int64_t(k) ? left : int64_t(k)),
+                                      uint32_t(kListCap) + 1, s);
+  const bool truncated = cr.o[0] >= uint32_t(kWindow);
+  const uint32_t stored = truncated ? uint32_t(kWindow) : cr.o[0] + 1;
+  if (threadIdx.x < stored) window[threadIdx.x] = uint16_t(s.count[threadIdx.x]);
+  // The list: down to the k-th largest's bin when that fits, else the whole bins before the one where
+  // the count passes kListCap (none when the top bin alone does).
+  const int64_t lowest_listed = !truncated && cr.through[0] <= uint32_t(kListCap) ? int64_t(cr.o[0]) : int64_t(cr.o[1]) - 1;
+  const int64_t floor = int64_t(top) - lowest_listed;
+  const uint32_t list_floor = uint32_t(floor > 0 ? floor : 0);
+  if ((thread_word >> 16) >= list_floor)  // this thread holds an element of the listed bins
+    append_keys<kFull>(L, base, x, list_floor, &s.n_list, s.list, uint32_t(kListCap));
+  __syncthreads();
+  const uint32_t n = s.n_list < uint32_t(kListCap) ? s.n_list : uint32_t(kListCap);
+  for (uint32_t i = threadIdx.x; i < n; i += kThreads) list[i] = s.list[i];
+  return SplitHeader{max_key, top, stored | (truncated ? kHeaderTruncated : 0u), list_floor, n};
+}
+
+// One block's tile of row `row`: its header, and for fast-path rows its window and list; true in the
+// row's last block to arrive (which then sees every tile's writes). s.params: the row's parameters.
 template <bool kVec, DType DT>
-__device__ inline void split_scan(const SamplingArgs& a, const SplitWorkspace& w) {
-  __shared__ ScanShared s;
-  allow_dependent_launch();  // pass 2 may start loading its tiles; it waits for this grid before its plan
+__device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, SplitShared& s) {
   const int tiles = w.tiles;
-  const int64_t row = blockIdx.x / tiles;
   const int tile = int(blockIdx.x % tiles);
   const RowLoader<DT, kVec, kSplitItems> L{row_start<DT>(a, row), a.vocab};
   const int64_t base = int64_t(tile) * kSplitTile;
   const bool full = base + kSplitTile <= a.vocab;
   float x[kSplitItems];
   L.load(base, x);
+  if (threadIdx.x == 0) s.params = row_params(a, row);  // read by all after tile_max_key's barriers
   bool nan = false;
-  const uint64_t best = full ? thread_best<true>(L, base, x, nan) : thread_best<false>(L, base, x, nan);
-  nan = __syncthreads_or(nan);
-  const uint64_t max_key = scan_all_max(best, s);
-  const uint32_t top = value_bin(key_logit(max_key));
-  const RowParams p = row_params(a, row);
-  uint32_t stored = 0;
-  bool truncated = false;
+  uint32_t thread_word;
+  const uint64_t max_key = full ? tile_max_key<true>(L, base, x, nan, thread_word, s.scan)
+                                : tile_max_key<false>(L, base, x, nan, thread_word, s.scan);
+  const uint32_t top = uint32_t(max_key >> 48);
+  const RowParams p = s.params;
+  SplitHeader header{max_key, top, nan ? kHeaderNaN : 0u, top + 1, 0};
   if (!nan && split_fast_row(p, a.vocab)) {
-    if (threadIdx.x < kWindow) s.count[threadIdx.x] = 0;  // thread t < kWindow owns bin top - t
-    __syncthreads();
-    if (full) count_window<true>(L, base, x, top, s);
-    else count_window<false>(L, base, x, top, s);
-    __syncthreads();
-    const int64_t left = a.vocab - base;
-    const uint32_t target = uint32_t(left < int64_t(p.top_k) ? left : int64_t(p.top_k));
-    uint32_t o, through;
-    scan_crossing(s.count, kWindow, target, s, &o, &through);
-    truncated = o >= uint32_t(kWindow);
-    stored = truncated ? uint32_t(kWindow) : o + 1;
-    if (threadIdx.x < stored) w.window[(row * tiles + tile) * kWindow + threadIdx.x] = uint16_t(s.count[threadIdx.x]);
-    __syncthreads();  // s.count is reused by the merge
+    const int64_t at = row * tiles + tile;
+    uint64_t* list = w.list + at * kListCap;
+    uint16_t* window = w.window + at * kWindow;
+    header = full ? scan_tile<true>(L, base, x, thread_word, max_key, top, uint32_t(p.top_k), list, window, s.scan)
+                  : scan_tile<false>(L, base, x, thread_word, max_key, top, uint32_t(p.top_k), list, window, s.scan);
   }
-  if (threadIdx.x == 0)
-    w.header[row * tiles + tile] =
-        SplitHeader{max_key, uint64_t(top) | uint64_t(stored) << 32 | uint64_t(nan) << 48 | uint64_t(truncated) << 49};
-  if (!arrive_last(&w.sync[row].scanned, tiles, s.flag)) return;
-  merge_row(a, w, row, p, s);
+  if (threadIdx.x == 0) w.header[row * tiles + tile] = header;
+  return arrive_last(&w.sync[row].scanned, tiles, s.flag);
 }
 
 }  // namespace dcukern::sampling_detail

@@ -1,0 +1,101 @@
+// sampling.split / sampling.split.vec: one block per tile of kSplitTile elements of a row (1-D grid of
+// B * tiles blocks, row-major). Every block scans its tile (split_scan.hpp); the row's last block to
+// arrive merges the tiles' windows into the row's plan and finishes the row:
+//   invalid / greedy rows: the plan's answer;
+//   fast rows: the candidates (elements in value bins >= cut_bin) come from the tiles' lists when
+//     every list reaches cut_bin, so the logits are read once; else the block reads the row's tiles
+//     whose top bin is >= cut_bin again and gathers them; then the exact draw among them;
+//   fallback rows: the one-block algorithm (sample_row) over the row.
+// With advance_offset the last row to finish adds 1 to the device offset.
+// Determinism: the plan uses integer counts; the candidate set does not depend on timing and is sorted
+// before the draw.
+#pragma once
+#include "dcukern/sampling/kernels/split_scan.hpp"
+
+namespace dcukern::sampling_detail {
+
+// True when every tile of the row with elements in value bins >= cut listed all of them; then
+// s.gather_n[t] is the number of list entries of tile t to read (0 for tiles without such elements).
+__device__ inline bool plan_gather(uint32_t cut, int tiles, SplitShared& s) {
+  bool short_list = false;
+  for (int t = threadIdx.x; t < tiles; t += kThreads) {
+    const TileInfo ti = s.scan.tile[t];
+    const bool holds = ti.top >= cut;
+    short_list = short_list || (holds && ti.list_floor > cut);
+    s.gather_n[t] = uint16_t(holds ? ti.list_n : 0);
+  }
+  return !__syncthreads_or(short_list);
+}
+
+// The row's candidates (list entries in value bins >= cut) -> s.draw.cand; returns their number.
+__device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, uint32_t cut, SplitShared& s) {
+  if (threadIdx.x == 0) s.draw.n_cand = 0;
+  __syncthreads();
+  constexpr int kBatch = 8;  // loads in flight per thread (the lists sit in L2)
+  const int tiles = w.tiles, slots = tiles * kListCap;
+  const uint64_t* list = w.list + row * slots;
+  for (int e0 = threadIdx.x; e0 < slots; e0 += kThreads * kBatch) {
+    uint64_t c[kBatch];
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      const int e = e0 + q * kThreads;
+      c[q] = e < slots && e % kListCap < s.gather_n[e / kListCap] ? load_coherent(&list[e]) : 0;
+    }
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      if (c[q] == 0 || uint32_t(c[q] >> 48) < cut) continue;  // key >> 48 is the value bin
+      const uint32_t slot = atomicAdd(&s.draw.n_cand, 1u);
+      if (slot < uint32_t(kCap)) s.draw.cand[slot] = c[q];
+    }
+  }
+  __syncthreads();
+  return int(s.draw.n_cand < uint32_t(kCap) ? s.draw.n_cand : uint32_t(kCap));
+}
+
+// The row's elements in value bins >= cut_bin, from the logits -> s.cand; returns their number.
+template <DType DT, bool kVec>
+__device__ inline int gather_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, uint32_t cut_bin,
+                                 Shared& s) {
+  const RowLoader<DT, kVec, kSplitItems> L{row_start<DT>(a, row), a.vocab};
+  if (threadIdx.x == 0) s.n_cand = 0;
+  __syncthreads();
+  for (int tile = 0; tile < w.tiles; ++tile) {
+    if (load_coherent(&w.header[row * w.tiles + tile].top) < cut_bin) continue;  // no element qualifies
+    const int64_t base = int64_t(tile) * kSplitTile;
+    float x[kSplitItems];
+    L.load(base, x);
+    if (base + kSplitTile <= a.vocab) append_keys<true>(L, base, x, cut_bin, &s.n_cand, s.cand, uint32_t(kCap));
+    else append_keys<false>(L, base, x, cut_bin, &s.n_cand, s.cand, uint32_t(kCap));
+  }
+  __syncthreads();
+  return int(s.n_cand < uint32_t(kCap) ? s.n_cand : uint32_t(kCap));
+}
+
+// The row's last block, after the merge: the row's token.
+template <bool kVec, DType DT>
+__device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, const RowParams& p,
+                                  const SplitPlan& plan, SplitShared& s) {
+  switch (plan.mode) {
+    case SplitMode::invalid: return write_token(a, row, kSamplingInvalidToken, false);
+    case SplitMode::greedy: return write_token(a, row, key_index(plan.max_key), true);
+    case SplitMode::fast: {
+      const int n = plan_gather(plan.cut_bin, w.tiles, s) ? gather_lists(w, row, plan.cut_bin, s)
+                                                          : gather_row<DT, kVec>(a, w, row, plan.cut_bin, s.draw);
+      return write_token(a, row, draw_candidates(a, row, plan, p, n, s.draw), true);
+    }
+    case SplitMode::fallback: break;
+  }
+  sample_row(RowLoader<DT, kVec>{row_start<DT>(a, row), a.vocab}, a, row, s.draw);
+}
+
+template <bool kVec, DType DT>
+__global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2)) sampling_split_kernel(SamplingArgs a, SplitWorkspace w) {
+  __shared__ SplitShared s;
+  const int64_t row = blockIdx.x / w.tiles;
+  if (!scan_row_tile<kVec, DT>(a, w, row, s)) return;  // not the row's last block
+  const RowParams p = s.params;
+  finish_row<kVec, DT>(a, w, row, p, merge_row(a, w, row, p, s), s);
+  row_finished(a, w, s.flag);
+}
+
+}  // namespace dcukern::sampling_detail

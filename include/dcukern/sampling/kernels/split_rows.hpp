@@ -1,0 +1,91 @@
+// Building blocks of the split rows' kernel (sampling.split, sampling.split.vec): the per-row plan,
+// the ticket that finds a row's last block, appending a tile's elements of high value bins as sort
+// keys, the draw among a row's gathered candidates, and the count of finished rows that advances the
+// device offset.
+#pragma once
+#include "dcukern/sampling/kernels/wave_draw.hpp"
+#include "dcukern/sampling/workspace.hpp"
+
+namespace dcukern::sampling_detail {
+
+static_assert(kSplitThreads == kThreads && kSplitCap == kCap && kWindow <= kThreads && kMergeBins % kThreads == 0,
+              "split layout");
+static_assert(kMergeBins <= kBins, "a fast row's candidates fit the buckets of sort_candidates_by_bin");
+constexpr int kMaxSplitTiles = split_tiles(kSamplingMaxVocab);
+
+// Loads of data that other blocks of the same grid wrote (volatile: not served from a stale L1).
+template <class T>
+__device__ __forceinline__ T load_coherent(const T* p) {
+  return *static_cast<const volatile T*>(p);
+}
+
+// Every block of a group calls this once, after its writes; true in the last block to arrive, which
+// then sees the writes of all of them. One fence per block: the barrier orders the block's writes
+// before thread 0's fence and ticket (the pattern of a cooperative grid barrier).
+__device__ inline bool arrive_last(uint32_t* counter, int blocks, uint32_t& flag) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    flag = atomicAdd(counter, 1u) == uint32_t(blocks - 1) ? 1u : 0u;
+  }
+  __syncthreads();
+  const bool last = flag != 0;
+  if (last) __threadfence();
+  return last;
+}
+
+enum class SplitMode : uint32_t {
+  invalid,   // NaN row, all -inf, or an out-of-range device parameter
+  greedy,    // temperature 0 or top_k 1: the largest sort key
+  fast,      // candidates = the elements in value bins >= cut_bin (at most kSplitCap)
+  fallback,  // anything else: the row's last block runs the one-block algorithm (sample_row)
+};
+struct SplitPlan {
+  uint64_t max_key;  // the row's largest sort key
+  SplitMode mode;
+  uint32_t cut_bin, n_cand;
+};
+
+__device__ __forceinline__ bool split_fast_row(const RowParams& p, int64_t vocab) {
+  return p.ok && p.temperature > 0.0f && p.top_k >= 2 && p.top_k <= kSplitCap && int64_t(p.top_k) < vocab;
+}
+
+// Appends the sort keys of this thread's tile elements in value bins >= floor_bin to out[] (slots from
+// *counter; at most cap are stored). One compare per element against the bin's lowest float; only
+// elements above it compute their bin and key. kFull: the whole tile lies inside the row.
+template <bool kFull, class Loader>
+__device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const float (&x)[kSplitItems],
+                                            uint32_t floor_bin, uint32_t* counter, uint64_t* out, uint32_t cap) {
+  const float lowest = bin_floor(floor_bin);
+#pragma unroll
+  for (int u = 0; u < kSplitItems; ++u) {
+    if (!(x[u] >= lowest)) continue;
+    const int64_t i = L.index(base, u);
+    if ((!kFull && i >= L.vocab) || value_bin(x[u]) < floor_bin) continue;
+    const uint32_t slot = atomicAdd(counter, 1u);
+    if (slot < cap) out[slot] = sort_key(finite_logit(x[u]), i);
+  }
+}
+
+// Draw among the row's candidates s.cand[0, n) (unsorted; 1 <= n <= kCap): every element of the row in
+// value bins >= the plan's cut bin, a prefix of its sort order that holds its top k.
+__device__ inline int64_t draw_candidates(const SamplingArgs& a, int64_t row, const SplitPlan& plan,
+                                          const RowParams& p, int n, Shared& s) {
+  const RowScale sc = row_scale(key_logit(plan.max_key), p);
+  if (n <= kWaveDrawCap) {  // few candidates (small k): one wave decides, without block barriers
+    if (int(threadIdx.x) < kWarpSize) wave_draw(sc, p, row_tmin(p), n, row_uniform(a, row), s);
+    __syncthreads();
+    return int64_t(s.b64[1]);
+  }
+  sort_candidates_by_bin(n, uint32_t(plan.max_key >> 48), s);  // every candidate is within kMergeBins of the top
+  return draw_sorted(sc, p, true, p.top_p < 1.0f, row_tmin(p), n, uint64_t(n), 0, 0, 0, row_uniform(a, row), s);
+}
+
+// Called by the block that wrote a row's token, after the write: with advance_offset the last row to
+// finish adds 1 to the device offset, after every row has read it.
+__device__ inline void row_finished(const SamplingArgs& a, const SplitWorkspace& w, uint32_t& flag) {
+  if (w.advance && arrive_last(&w.sync[-1].scanned, w.rows, flag) && threadIdx.x == 0)
+    *const_cast<uint64_t*>(a.offset_ptr) += 1;
+}
+
+}  // namespace dcukern::sampling_detail
