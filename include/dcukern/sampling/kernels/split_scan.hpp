@@ -27,14 +27,10 @@ struct ScanShared {
   uint32_t count[kMergeBins];  // the tile's window (first kWindow bins), then the row's merged bins
   uint64_t list[kListCap];
   TileInfo tile[kMaxSplitTiles];  // the merge: the row's tiles
-  union {
-    typename BlockReduce<uint64_t, kThreads>::storage_type r64;
-    typename BlockScan<uint32_t, kThreads>::storage_type s32;
-  } tmp;
-  uint64_t b64;
   uint32_t b32[4];
   uint32_t n_list;
-  uint32_t wave_key[kThreads / 32], wave_index[kThreads / 32];  // per-wave partials of block reductions
+  // per-wave partials of the block reductions and scans (kThreads / 32: enough for wave32 and wave64)
+  uint32_t wave_key[kThreads / 32], wave_index[kThreads / 32], wave_sum[kThreads / 32];
   uint64_t wave_best[kThreads / 32];
 };
 
@@ -49,17 +45,10 @@ struct SplitShared {
   };
 };
 
-__device__ inline uint64_t scan_all_max(uint64_t v, ScanShared& s) {
-  v = BlockReduce<uint64_t, kThreads>::max(v, s.tmp.r64);
-  if (threadIdx.x == 0) s.b64 = v;
-  __syncthreads();
-  const uint64_t out = s.b64;
-  __syncthreads();
-  return out;
-}
-
 // For targets t0 and t1 (>= 1): the first position o of count[0, n) where the running count reaches the
 // target, and the count through o; {n, total} when it never does. n <= kThreads or a multiple of it.
+// Two barriers (wave scans, one partial per wave); the caller synchronises the block before it calls
+// again or reuses s.b32 / s.wave_sum.
 struct Crossings {
   uint32_t o[2], through[2];
 };
@@ -68,13 +57,17 @@ __device__ inline Crossings scan_crossings(const uint32_t* count, int n, uint32_
   const int end = first + per < n ? first + per : n;
   uint32_t c = 0;
   for (int q = first; q < end; ++q) c += count[q];
-  uint32_t total;
-  uint32_t run = BlockScan<uint32_t, kThreads>::exclusive_sum(c, total, s.tmp.s32);
-  if (threadIdx.x == 0) {
-    s.b32[0] = s.b32[2] = uint32_t(n);
-    s.b32[1] = s.b32[3] = total;
-  }
+  const uint32_t inclusive = wave_inclusive_sum(c);
+  const int wave = int(threadIdx.x) / kWarpSize;
+  if (lane_id() == kWarpSize - 1) s.wave_sum[wave] = inclusive;
+  if (threadIdx.x == 0) s.b32[0] = s.b32[2] = uint32_t(n);  // "never reached", unless a thread finds it
   __syncthreads();
+  uint32_t run = inclusive - c, total = 0;
+  for (int i = 0; i < kThreads / kWarpSize; ++i) {
+    const uint32_t t = s.wave_sum[i];
+    run += i < wave ? t : 0u;
+    total += t;
+  }
   for (int q = first; q < end; ++q) {
     const uint32_t here = count[q];
     if (run < t0 && t0 <= run + here) {
@@ -88,8 +81,11 @@ __device__ inline Crossings scan_crossings(const uint32_t* count, int n, uint32_
     run += here;
   }
   __syncthreads();
-  const Crossings out{{s.b32[0], s.b32[2]}, {s.b32[1], s.b32[3]}};
-  __syncthreads();
+  Crossings out;
+  for (int i = 0; i < 2; ++i) {
+    out.o[i] = s.b32[2 * i];
+    out.through[i] = out.o[i] < uint32_t(n) ? s.b32[2 * i + 1] : total;
+  }
   return out;
 }
 
