@@ -15,7 +15,9 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
     sampling_block_kernel<kVec, DT><<<unsigned(batch), kThreads, 0, s>>>(a);
     return Status::success();
   }
-  sampling_split_kernel<kVec, DT><<<unsigned(batch * w->tiles), kThreads, 0, s>>>(a, *w);
+  const unsigned grid = unsigned(batch * w->tiles);
+  if (batch >= kSplitOccupancyBatch) sampling_split_kernel<kVec, DT, 3><<<grid, kThreads, 0, s>>>(a, *w);
+  else sampling_split_kernel<kVec, DT, 2><<<grid, kThreads, 0, s>>>(a, *w);
   return Status::success();
 }
 

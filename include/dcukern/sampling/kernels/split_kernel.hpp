@@ -88,10 +88,14 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
   sample_row(RowLoader<DT, kVec>{row_start<DT>(a, row), a.vocab}, a, row, s.draw);
 }
 
-// Three blocks per SM on sm_90 (at most 42 registers per thread): the tile scan is latency-bound, and
-// at B = 512 this runs 14 % faster than two blocks per SM (four spill and run slower).
-template <bool kVec, DType DT>
-__global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(3)) sampling_split_kernel(SamplingArgs a, SplitWorkspace w) {
+// kMinBlocks blocks per SM on sm_90: 3 (at most 42 registers per thread) for batches of 64 rows or
+// more, where the tile scan is latency-bound and occupancy pays (B = 512: 14 % faster than 2; 4 spill
+// and run slower); 2 for smaller batches, whose time is the latency of a row's chain of blocks and its
+// last block (B = 32, k = 1000: 48 vs 54 us; B = 1: 17.5 vs 18.1 us). Other targets ignore it.
+constexpr int kSplitOccupancyBatch = 64;
+template <bool kVec, DType DT, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kMinBlocks))
+    sampling_split_kernel(SamplingArgs a, SplitWorkspace w) {
   __shared__ SplitShared s;
   const int64_t row = blockIdx.x / w.tiles;
   if (!scan_row_tile<kVec, DT>(a, w, row, s)) return;  // not the row's last block
