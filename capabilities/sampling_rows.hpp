@@ -24,7 +24,7 @@ constexpr SamplingContract split(SamplingContract c) {
 }
 constexpr Semantics kSplitSemantics{true, true, false};
 constexpr const char* kSplitEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at fb28cc6 and 582c627); capabilities/evidence/sampling-sm_90.json; "
+    "tests/device/sampling_device_test.cu (sm_90, H200, at 5b81e76); capabilities/evidence/sampling-sm_90.json; "
     "AMD: compile only";
 constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
@@ -33,8 +33,9 @@ constexpr const char* kEvidence =
 
 inline constexpr SamplingRow kSamplingRows[] = {
     {"sampling.split.vec",
-     "one block per 8192-element tile of a row, 16-byte loads; value-bin windows merged per row, candidates "
-     "gathered by every block, drawn by the last; other rows: the one-block algorithm",
+     "one block per 8192-element tile of a row, 16-byte loads; each tile's value-bin window and top-bin list "
+     "merged by the row's last block, which draws (top-k rows read the logits once); other rows: the one-block "
+     "algorithm in that block",
      0, nullptr, sampling_rows::split(sampling_rows::vectorised()), sampling_rows::kSplitSemantics,
      sampling_rows::kSplitEvidence, "sampling.split", SamplingKernel::split_vec, "sampling_split_kernel<true,"},
     {"sampling.split", "one block per 8192-element tile of a row, scalar loads (as sampling.split.vec)", 0, nullptr,

@@ -264,7 +264,7 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
       check_distribution(f16, away_from_edges(f16.row, r), row);
 }
 
-TEST_CASE("split rows: a tile whose top bin holds more than its list, so the second pass gathers the row") {
+TEST_CASE("split rows: a tile whose top bin holds more than its list, so the last block gathers the row again") {
   // 600 copies of the row's maximum in the first tile: more than one tile's list holds, so with
   // k = 1000 that tile's list stops above the row's cut bin and the row's candidates are gathered from
   // the logits again. The other elements lie below the maximum's bin.

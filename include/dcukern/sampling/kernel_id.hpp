@@ -9,8 +9,8 @@ namespace dcukern {
 enum class SamplingKernel : uint8_t {
   block,      // one block per row, scalar loads: any valid call
   block_vec,  // one block per row, 16-byte loads: aligned rows, V and stride multiples of 16 bytes
-  split,      // one block per tile of a row (two passes, workspace), scalar loads
-  split_vec,  // one block per tile of a row (two passes, workspace), 16-byte loads
+  split,      // one block per tile of a row, the row's last block draws (workspace), scalar loads
+  split_vec,  // one block per tile of a row, the row's last block draws (workspace), 16-byte loads
 };
 
 // Instruction features a kernel's code uses: none (portable HIP / CUDA only).
