@@ -80,19 +80,12 @@ __device__ __forceinline__ T wave_all_max(T v) {
   return wave_all_reduce(v, [](T a, T b) { return b > a ? b : a; });
 }
 
-// Maximum / minimum of a 32-bit word over the wave, every lane: one redux instruction on sm_80 and later.
+// Maximum of a 32-bit word over the wave, every lane: one redux instruction on sm_80 and later.
 __device__ __forceinline__ uint32_t wave_max_word(uint32_t v) {
 #if !DCUKERN_PLATFORM_HIP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   return __reduce_max_sync(0xffffffffu, v);
 #else
   return wave_all_max(v);
-#endif
-}
-__device__ __forceinline__ uint32_t wave_min_word(uint32_t v) {
-#if !DCUKERN_PLATFORM_HIP && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  return __reduce_min_sync(0xffffffffu, v);
-#else
-  return wave_all_min(v);
 #endif
 }
 
