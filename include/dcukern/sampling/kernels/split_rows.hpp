@@ -21,10 +21,16 @@ __device__ __forceinline__ T load_coherent(const T* p) {
 
 // Every block of a group calls this once, after its writes; true in the last block to arrive, which
 // then sees the writes of all of them. One fence per block: the barrier orders the block's writes
-// before thread 0's fence and ticket (the pattern of a cooperative grid barrier).
-__device__ inline bool arrive_last(uint32_t* counter, int blocks, uint32_t& flag) {
+// before thread 0's fence and ticket (the pattern of a cooperative grid barrier). `write` runs in
+// thread 0 after the barrier and before the fence (a result that needs the whole block's work).
+struct NoWrite {
+  __device__ void operator()() const {}
+};
+template <class Write = NoWrite>
+__device__ inline bool arrive_last(uint32_t* counter, int blocks, uint32_t& flag, Write write = Write()) {
   __syncthreads();
   if (threadIdx.x == 0) {
+    write();
     __threadfence();
     flag = atomicAdd(counter, 1u) == uint32_t(blocks - 1) ? 1u : 0u;
   }

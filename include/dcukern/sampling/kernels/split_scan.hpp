@@ -1,6 +1,6 @@
 // The scan of the split rows (sampling.split, sampling.split.vec): what each block of a row does with its
 // tile of kSplitTile elements (held in registers), and the merge its row's last block runs.
-//   Each block: the tile's largest sort key and NaN flag -> header. For rows the fast path serves
+//   Each block: the tile's largest sort key and NaN flag -> header (written at the row's ticket). For rows the fast path serves
 //   (split_fast_row: 2 <= top_k <= kSplitCap, top_k < V, T > 0) also:
 //   - window: the counts of the value bins from the tile's top bin down to the bin of its k-th largest
 //     element (at most kWindow bins, else the window is "truncated");
@@ -25,10 +25,10 @@ struct TileInfo {
 
 struct ScanShared {
   uint32_t count[kMergeBins];  // the tile's window (first kWindow bins), then the row's merged bins
-  uint64_t list[kListCap];
   TileInfo tile[kMaxSplitTiles];  // the merge: the row's tiles
   uint32_t b32[4];
-  uint32_t n_list;
+  uint32_t n_list;       // entries the tile's list holds (its appends count here)
+  uint32_t first_index;  // lowest index of an element holding the tile's maximum (atomicMin)
   // per-wave partials of the block reductions and scans (kThreads / 32: enough for wave32 and wave64)
   uint32_t wave_key[kThreads / 32], wave_index[kThreads / 32], wave_sum[kThreads / 32];
   uint64_t wave_best[kThreads / 32];
@@ -177,12 +177,13 @@ __device__ __forceinline__ uint32_t block_max_word(uint32_t v, uint32_t* wave) {
 
 constexpr uint32_t kNaNWord = 0xFFFFFFFFu;  // above the order key of every non-NaN float
 
-// The tile's largest element as a sort key (lowest index among ties; every element -inf counts), and
-// whether it holds a NaN. Per element: a max and a NaN test; the index is searched only by threads
-// that hold the maximum. thread_word: the order key of this thread's largest element (0: it holds none).
+// The order key of the tile's largest element (every element -inf counts), or kNaNWord when the tile
+// holds a NaN. Per element: a max and a NaN test. Threads holding the maximum then search their
+// elements for its first index and fold it into s.first_index (atomicMin, read after a later barrier).
+// thread_word: the order key of this thread's largest element (0: it holds none).
 template <bool kFull, class Loader>
-__device__ __forceinline__ uint64_t tile_max_key(const Loader& L, int64_t base, const float (&x)[kSplitItems],
-                                                 bool& nan, uint32_t& thread_word, ScanShared& s) {
+__device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base, const float (&x)[kSplitItems],
+                                                  uint32_t& thread_word, ScanShared& s) {
   float m = -INFINITY;
   bool any = kFull, bad = false;
 #pragma unroll
@@ -194,15 +195,14 @@ __device__ __forceinline__ uint64_t tile_max_key(const Loader& L, int64_t base, 
   }
   thread_word = !any ? 0u : bad ? kNaNWord : order_key(finite_logit(m));
   const uint32_t word = block_max_word(thread_word, s.wave_key);
-  nan = word == kNaNWord;
-  uint32_t first = 0xFFFFFFFFu;  // lowest index of an element holding the maximum
-  if (!nan && thread_word == word) {
+  if (word != kNaNWord && thread_word == word) {
+    uint32_t first = 0xFFFFFFFFu;
 #pragma unroll
     for (int u = kSplitItems - 1; u >= 0; --u)
       if ((kFull || L.index(base, u) < L.vocab) && order_key(finite_logit(x[u])) == word) first = uint32_t(L.index(base, u));
+    atomicMin(&s.first_index, first);
   }
-  const uint32_t index = ~block_max_word(~first, s.wave_index);
-  return nan ? 0 : (uint64_t(word) << 32) | uint64_t(0xFFFFFFFFu - index);
+  return word;
 }
 
 // Counts of the value bins top, top - 1, .. top - kWindow + 1 (s.count[d] for bin top - d). Per element
@@ -239,14 +239,12 @@ __device__ __forceinline__ void count_window(const Loader& L, int64_t base, cons
     count_window<WindowSign::mixed, kFull>(L, base, x, top, s);
 }
 
-// Window and list of a tile of a fast-path row; returns its header.
+// Window and list of a tile of a fast-path row (s.count[0, kWindow) and s.n_list zeroed before a
+// barrier); returns its header without max_key and list_n, which thread 0 fills in at the ticket.
 template <bool kFull, class Loader>
 __device__ inline SplitHeader scan_tile(const Loader& L, int64_t base, const float (&x)[kSplitItems],
-                                        uint32_t thread_word, uint64_t max_key, uint32_t top, uint32_t k,
-                                        uint64_t* list, uint16_t* window, ScanShared& s) {
-  if (threadIdx.x < kWindow) s.count[threadIdx.x] = 0;  // thread t < kWindow owns bin top - t
-  if (threadIdx.x == 0) s.n_list = 0;
-  __syncthreads();
+                                        uint32_t thread_word, uint32_t top, uint32_t k, uint64_t* list,
+                                        uint16_t* window, ScanShared& s) {
   count_window<kFull>(L, base, x, top, s);
   __syncthreads();
   const int64_t left = L.vocab - base;
@@ -256,16 +254,13 @@ __device__ inline SplitHeader scan_tile(const Loader& L, int64_t base, const flo
   const uint32_t stored = truncated ? uint32_t(kWindow) : cr.o[0] + 1;
   if (threadIdx.x < stored) window[threadIdx.x] = uint16_t(s.count[threadIdx.x]);
   // The list: down to the k-th largest's bin when that fits, else the whole bins before the one where
-  // the count passes kListCap (none when the top bin alone does).
+  // the count passes kListCap (none when the top bin alone does). Appended straight to the workspace.
   const int64_t lowest_listed = !truncated && cr.through[0] <= uint32_t(kListCap) ? int64_t(cr.o[0]) : int64_t(cr.o[1]) - 1;
   const int64_t floor = int64_t(top) - lowest_listed;
   const uint32_t list_floor = uint32_t(floor > 0 ? floor : 0);
   if ((thread_word >> 16) >= list_floor)  // this thread holds an element of the listed bins
-    append_keys<kFull>(L, base, x, list_floor, &s.n_list, s.list, uint32_t(kListCap));
-  __syncthreads();
-  const uint32_t n = s.n_list < uint32_t(kListCap) ? s.n_list : uint32_t(kListCap);
-  for (uint32_t i = threadIdx.x; i < n; i += kThreads) list[i] = s.list[i];
-  return SplitHeader{max_key, top, stored | (truncated ? kHeaderTruncated : 0u), list_floor, n};
+    append_keys<kFull>(L, base, x, list_floor, &s.n_list, list, uint32_t(kListCap));
+  return SplitHeader{0, top, stored | (truncated ? kHeaderTruncated : 0u), list_floor, 0};
 }
 
 // One block's tile of row `row`: its header, and for fast-path rows its window and list; true in the
@@ -279,23 +274,33 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
   const bool full = base + kSplitTile <= a.vocab;
   float x[kSplitItems];
   L.load(base, x);
-  if (threadIdx.x == 0) s.params = row_params(a, row);  // read by all after tile_max_key's barriers
-  bool nan = false;
+  // Set up before tile_max_word's barrier: the row's parameters, the window, the list and index slots.
+  if (threadIdx.x < kWindow) s.scan.count[threadIdx.x] = 0;  // thread t < kWindow owns bin top - t
+  if (threadIdx.x == 0) {
+    s.params = row_params(a, row);
+    s.scan.n_list = 0;
+    s.scan.first_index = 0xFFFFFFFFu;
+  }
   uint32_t thread_word;
-  const uint64_t max_key = full ? tile_max_key<true>(L, base, x, nan, thread_word, s.scan)
-                                : tile_max_key<false>(L, base, x, nan, thread_word, s.scan);
-  const uint32_t top = uint32_t(max_key >> 48);
+  const uint32_t word = full ? tile_max_word<true>(L, base, x, thread_word, s.scan)
+                             : tile_max_word<false>(L, base, x, thread_word, s.scan);
+  const bool nan = word == kNaNWord;
+  const uint32_t top = nan ? 0u : word >> 16;
   const RowParams p = s.params;
-  SplitHeader header{max_key, top, nan ? kHeaderNaN : 0u, top + 1, 0};
+  SplitHeader header{0, top, nan ? kHeaderNaN : 0u, top + 1, 0};
+  const int64_t at = row * tiles + tile;
   if (!nan && split_fast_row(p, a.vocab)) {
-    const int64_t at = row * tiles + tile;
     uint64_t* list = w.list + at * kListCap;
     uint16_t* window = w.window + at * kWindow;
-    header = full ? scan_tile<true>(L, base, x, thread_word, max_key, top, uint32_t(p.top_k), list, window, s.scan)
-                  : scan_tile<false>(L, base, x, thread_word, max_key, top, uint32_t(p.top_k), list, window, s.scan);
+    header = full ? scan_tile<true>(L, base, x, thread_word, top, uint32_t(p.top_k), list, window, s.scan)
+                  : scan_tile<false>(L, base, x, thread_word, top, uint32_t(p.top_k), list, window, s.scan);
   }
-  if (threadIdx.x == 0) w.header[row * tiles + tile] = header;
-  return arrive_last(&w.sync[row].scanned, tiles, s.flag);
+  // Thread 0 completes the header after the ticket's barrier (every append and atomicMin is done).
+  return arrive_last(&w.sync[row].scanned, tiles, s.flag, [&] {
+    header.max_key = nan ? 0 : (uint64_t(word) << 32) | uint64_t(0xFFFFFFFFu - s.scan.first_index);
+    header.list_n = s.scan.n_list < uint32_t(kListCap) ? s.scan.n_list : uint32_t(kListCap);
+    w.header[at] = header;
+  });
 }
 
 }  // namespace dcukern::sampling_detail
