@@ -16,8 +16,12 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
     return Status::success();
   }
   const unsigned grid = unsigned(batch * w->tiles);
+#if DCUKERN_PLATFORM_HIP  // the occupancy variants differ on CUDA only (DCUKERN_CUDA_MIN_BLOCKS)
+  sampling_split_kernel<kVec, DT, 2><<<grid, kThreads, 0, s>>>(a, *w);
+#else
   if (batch >= kSplitOccupancyBatch) sampling_split_kernel<kVec, DT, 3><<<grid, kThreads, 0, s>>>(a, *w);
   else sampling_split_kernel<kVec, DT, 2><<<grid, kThreads, 0, s>>>(a, *w);
+#endif
   return Status::success();
 }
 
