@@ -49,7 +49,7 @@ enum class SplitMode : uint32_t {
 struct SplitPlan {
   uint64_t max_key;  // the row's largest sort key
   SplitMode mode;
-  uint32_t cut_bin, n_cand;
+  uint32_t cut_bin;  // fast rows: the bin of the row's k-th largest element
 };
 
 __device__ __forceinline__ bool split_fast_row(const RowParams& p, int64_t vocab) {

@@ -30,7 +30,7 @@ struct ScanShared {
   uint32_t n_list;       // entries the tile's list holds (its appends count here)
   uint32_t first_index;  // lowest index of an element holding the tile's maximum (atomicMin)
   // per-wave partials of the block reductions and scans (kThreads / 32: enough for wave32 and wave64)
-  uint32_t wave_key[kThreads / 32], wave_index[kThreads / 32], wave_sum[kThreads / 32];
+  uint32_t wave_word[kThreads / 32], wave_flag[kThreads / 32], wave_sum[kThreads / 32];
   uint64_t wave_best[kThreads / 32];
 };
 
@@ -112,19 +112,19 @@ __device__ inline SplitPlan merge_row(const SamplingArgs& a, const SplitWorkspac
   const int wave = int(threadIdx.x) / kWarpSize;
   if (lane_id() == 0) {
     s.scan.wave_best[wave] = best;
-    s.scan.wave_key[wave] = lim1;
-    s.scan.wave_index[wave] = nan;
+    s.scan.wave_word[wave] = lim1;
+    s.scan.wave_flag[wave] = nan;
   }
   __syncthreads();
   for (int i = 0; i < kThreads / kWarpSize; ++i) {
     best = s.scan.wave_best[i] > best ? s.scan.wave_best[i] : best;
-    lim1 = s.scan.wave_key[i] > lim1 ? s.scan.wave_key[i] : lim1;
-    nan |= s.scan.wave_index[i];
+    lim1 = s.scan.wave_word[i] > lim1 ? s.scan.wave_word[i] : lim1;
+    nan |= s.scan.wave_flag[i];
   }
   const uint64_t max_key = best;
   const int64_t G = int64_t(max_key >> 48);  // the largest top bin of the tiles: the bin of the row's maximum
   const int64_t lowest_exact = int64_t(lim1) - kWindow;  // bins >= this are exact
-  SplitPlan plan{max_key, SplitMode::invalid, 0, 0};
+  SplitPlan plan{max_key, SplitMode::invalid, 0};
   if (nan || !p.ok || key_logit(max_key) == -INFINITY) return plan;
   if (p.temperature == 0.0f || p.top_k == 1) {
     plan.mode = SplitMode::greedy;
@@ -159,7 +159,6 @@ __device__ inline SplitPlan merge_row(const SamplingArgs& a, const SplitWorkspac
   if (cr.o[0] < uint32_t(kMergeBins) && cr.through[0] <= uint32_t(kSplitCap) && cut >= lowest_exact) {
     plan.mode = SplitMode::fast;
     plan.cut_bin = uint32_t(cut);
-    plan.n_cand = cr.through[0];
   }
   return plan;
 }
@@ -194,7 +193,7 @@ __device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base,
     any = true;
   }
   thread_word = !any ? 0u : bad ? kNaNWord : order_key(finite_logit(m));
-  const uint32_t word = block_max_word(thread_word, s.wave_key);
+  const uint32_t word = block_max_word(thread_word, s.wave_word);
   if (word != kNaNWord && thread_word == word) {
     uint32_t first = 0xFFFFFFFFu;
 #pragma unroll
