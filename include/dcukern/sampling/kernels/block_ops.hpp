@@ -35,7 +35,6 @@ struct Shared {
   uint64_t b64[2];
   float bf;
   uint32_t n_cand;
-  uint32_t flag;  // split rows: this block is the last of its row to arrive
   Crossing crossing;
 };
 
