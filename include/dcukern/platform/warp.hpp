@@ -22,6 +22,13 @@ __device__ __forceinline__ uint32_t shfl_up_word(uint32_t w, int delta) {
   return __shfl_up_sync(0xffffffffu, w, delta, kWarpSize);
 #endif
 }
+__device__ __forceinline__ uint32_t shfl_word(uint32_t w, int src_lane) {
+#if DCUKERN_PLATFORM_HIP
+  return __shfl(w, src_lane, kWarpSize);
+#else
+  return __shfl_sync(0xffffffffu, w, src_lane, kWarpSize);
+#endif
+}
 __device__ __forceinline__ float shfl_xor(float v, int mask) {
   return __uint_as_float(shfl_xor_word(__float_as_uint(v), mask));
 }
@@ -59,6 +66,17 @@ __device__ __forceinline__ T wave_exclusive_sum(T v) {
   const T before = shfl_words(inclusive, [](uint32_t w) { return shfl_up_word(w, 1); });
   return lane_id() == 0 ? T(0) : before;
 }
+// Slots from a shared counter for n items per lane, with one atomic per wave instead of one per item:
+// returns this lane's first slot (its items take [first, first + n)). Every lane of the wave calls it;
+// the waves' ranges follow the order their atomics ran in.
+__device__ __forceinline__ uint32_t wave_reserve(uint32_t* counter, uint32_t n) {
+  const uint32_t through = wave_inclusive_sum(n);
+  const uint32_t total = shfl_word(through, kWarpSize - 1);
+  uint32_t first = 0;
+  if (total != 0 && lane_id() == kWarpSize - 1) first = atomicAdd(counter, total);
+  return shfl_word(first, kWarpSize - 1) + through - n;
+}
+
 // Sum / minimum / maximum over the wave; every lane receives the same result (the XOR butterfly combines
 // the same two operands in both partner lanes).
 template <class T, class Op>

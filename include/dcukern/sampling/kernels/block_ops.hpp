@@ -33,6 +33,8 @@ struct Shared {
     typename BlockScan<float, kThreads>::storage_type sf;
   } tmp;
   uint64_t b64[2];
+  uint64_t wave64[kThreads / 32];       // per-wave partials (enough for wave32 and wave64)
+  uint32_t wave32[2][kThreads / 32];
   float bf;
   uint32_t n_cand;
   Crossing crossing;
@@ -132,65 +134,74 @@ __device__ inline void sort_candidates(int n, Shared& s) {
 }
 
 // Descending sort of s.cand[0, n) (n <= kCap) whose value bins (key >> 48) lie in
-// (top_bin - kBins, top_bin], in a few barriers instead of the bitonic network's ~66: a counting sort
-// by bin (bucket b = top_bin - bin) into s.bin_mass, then each key goes to its bucket's start plus its
-// rank there (the number of larger keys in the bucket). Keys are unique, so the result is exact and
-// independent of the order the atomics ran in. Uses s.bin_count and s.bin_mass: the caller must not
-// need them. A bucket of more than kRankBucket keys (near-flat rows) would make ranking dearer than
-// sorting: then the bitonic sort runs instead.
+// (top_bin - kBins, top_bin], in six barriers instead of the bitonic network's ~66: a counting sort by
+// bin (bucket b = top_bin - bin; a key's place among its bucket's arrivals from one atomic), then each
+// key goes to its bucket's start plus its rank there (the number of larger keys in the bucket). Keys are
+// unique, so the result is exact and independent of the order the atomics ran in. Uses s.bin_count,
+// s.bin_mass and s.wave32: the caller must not need them. A bucket of more than kRankBucket keys
+// (near-flat rows) would make ranking dearer than sorting: then the bitonic sort runs instead.
 constexpr int kRankBucket = 256;
 __device__ inline void sort_candidates_by_bin(int n, uint32_t top_bin, Shared& s) {
-  static_assert(kCap == kCapItems * kThreads && kCap <= 0xFFFF && kBins % kThreads == 0, "bucket layout");
-  constexpr int kPer = kBins / kThreads;
-  uint32_t* word = s.bin_count;  // per bucket: count << 16 | cursor
-  uint64_t* grouped = s.bin_mass;
-  for (int b = threadIdx.x; b < kBins; b += kThreads) word[b] = 0;
-  __syncthreads();
+  static_assert(kCap == kCapItems * kThreads && kCap <= 0xFFFF && kBins % kThreads == 0 && kBins >= kCap,
+                "bucket layout");
+  constexpr int kPer = kBins / kThreads, kWaves = kThreads / kWarpSize;
+  uint32_t* word = s.bin_count;    // per bucket: its count, then count << 16 | start
+  uint64_t* grouped = s.bin_mass;  // the keys grouped by bucket
+  const int tid = int(threadIdx.x), wave = tid / kWarpSize;
+#pragma unroll
+  for (int q = 0; q < kPer; ++q) word[tid * kPer + q] = 0;
   uint64_t key[kCapItems];
-  uint32_t bucket[kCapItems];  // kBins: no key in this slot
-  bool outside = false;        // a key outside the buckets (not expected): sort the bitonic way
+  uint32_t bucket[kCapItems], arrival[kCapItems];  // bucket kBins: no key in this slot
+  bool outside = false;                            // a key outside the buckets (not expected): bitonic sort
 #pragma unroll
   for (int q = 0; q < kCapItems; ++q) {
-    const int j = q * kThreads + threadIdx.x;
-    key[q] = 0;
-    bucket[q] = kBins;
-    if (j >= n) continue;
-    key[q] = s.cand[j];
+    const int j = q * kThreads + tid;
+    key[q] = j < n ? s.cand[j] : 0;
     const uint32_t b = top_bin - uint32_t(key[q] >> 48);
-    if (b < uint32_t(kBins)) {
-      bucket[q] = b;
-      atomicAdd(&word[b], 1u);
-    } else {
-      outside = true;
-    }
+    bucket[q] = j < n && b < uint32_t(kBins) ? b : uint32_t(kBins);
+    outside = outside || (j < n && b >= uint32_t(kBins));
   }
-  outside = __syncthreads_or(outside);
-  uint32_t c[kPer];
-  uint64_t mine = 0, largest = 0;
+  if (__syncthreads_or(outside)) return sort_candidates(n, s);
+#pragma unroll
+  for (int q = 0; q < kCapItems; ++q)
+    if (bucket[q] < uint32_t(kBins)) arrival[q] = atomicAdd(&word[bucket[q]], 1u);
+  __syncthreads();
+  // Bucket starts: thread t owns buckets t * kPer ..; wave scans, then the waves' totals and maxima.
+  uint32_t c[kPer], mine = 0, largest = 0;
 #pragma unroll
   for (int q = 0; q < kPer; ++q) {
-    c[q] = word[threadIdx.x * kPer + q];
+    c[q] = word[tid * kPer + q];
     mine += c[q];
     largest = c[q] > largest ? c[q] : largest;
   }
-  uint64_t total;
-  uint64_t start = exclusive_sum(mine, total, s);
-  if (outside || all_max(largest, s) > uint64_t(kRankBucket)) return sort_candidates(n, s);
+  const uint32_t through = wave_inclusive_sum(mine);
+  largest = wave_max_word(largest);
+  if (lane_id() == kWarpSize - 1) {
+    s.wave32[0][wave] = through;
+    s.wave32[1][wave] = largest;
+  }
+  __syncthreads();
+  uint32_t start = through - mine;
+  for (int w = 0; w < kWaves; ++w) {
+    start += w < wave ? s.wave32[0][w] : 0u;
+    largest = s.wave32[1][w] > largest ? s.wave32[1][w] : largest;
+  }
+  if (largest > uint32_t(kRankBucket)) return sort_candidates(n, s);  // the same in every thread
 #pragma unroll
   for (int q = 0; q < kPer; ++q) {
-    word[threadIdx.x * kPer + q] = c[q] << 16 | uint32_t(start);
+    word[tid * kPer + q] = c[q] << 16 | start;
     start += c[q];
   }
   __syncthreads();
 #pragma unroll
   for (int q = 0; q < kCapItems; ++q)
-    if (bucket[q] < uint32_t(kBins)) grouped[atomicAdd(&word[bucket[q]], 1u) & 0xFFFFu] = key[q];
+    if (bucket[q] < uint32_t(kBins)) grouped[(word[bucket[q]] & 0xFFFFu) + arrival[q]] = key[q];
   __syncthreads();
 #pragma unroll
   for (int q = 0; q < kCapItems; ++q) {
     if (bucket[q] >= uint32_t(kBins)) continue;
     const uint32_t w = word[bucket[q]];
-    const int end = int(w & 0xFFFFu), first = end - int(w >> 16);
+    const int first = int(w & 0xFFFFu), end = first + int(w >> 16);
     int rank = 0;
     for (int i = first; i < end; ++i) rank += grouped[i] > key[q];
     s.cand[first + rank] = key[q];

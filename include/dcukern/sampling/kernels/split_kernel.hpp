@@ -34,18 +34,23 @@ __device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, uint32_
   constexpr int kBatch = 8;  // loads in flight per thread (the lists sit in L2)
   const int tiles = w.tiles, slots = tiles * kListCap;
   const uint64_t* list = w.list + row * slots;
-  for (int e0 = threadIdx.x; e0 < slots; e0 += kThreads * kBatch) {
+  for (int e0 = 0; e0 < slots; e0 += kThreads * kBatch) {  // block-uniform: every lane reaches wave_reserve
     uint64_t c[kBatch];
+    uint32_t mask = 0;
 #pragma unroll
     for (int q = 0; q < kBatch; ++q) {
-      const int e = e0 + q * kThreads;
+      const int e = e0 + q * kThreads + int(threadIdx.x);
       c[q] = e < slots && e % kListCap < s.gather_n[e / kListCap] ? load_coherent(&list[e]) : 0;
     }
 #pragma unroll
+    for (int q = 0; q < kBatch; ++q)
+      if (c[q] != 0 && uint32_t(c[q] >> 48) >= cut) mask |= 1u << q;  // key >> 48 is the value bin
+    uint32_t slot = wave_reserve(&s.draw.n_cand, uint32_t(__popc(mask)));
+#pragma unroll
     for (int q = 0; q < kBatch; ++q) {
-      if (c[q] == 0 || uint32_t(c[q] >> 48) < cut) continue;  // key >> 48 is the value bin
-      const uint32_t slot = atomicAdd(&s.draw.n_cand, 1u);
+      if (!(mask >> q & 1u)) continue;
       if (slot < uint32_t(kCap)) s.draw.cand[slot] = c[q];
+      ++slot;
     }
   }
   __syncthreads();
@@ -79,9 +84,10 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
     case SplitMode::invalid: return write_token(a, row, kSamplingInvalidToken, false);
     case SplitMode::greedy: return write_token(a, row, key_index(plan.max_key), true);
     case SplitMode::fast: {
+      const float u = row_uniform(a, row);  // its loads in flight during the gather
       const int n = plan_gather(plan.cut_bin, w.tiles, s) ? gather_lists(w, row, plan.cut_bin, s)
                                                           : gather_row<DT, kVec>(a, w, row, plan.cut_bin, s.draw);
-      return write_token(a, row, draw_candidates(a, row, plan, p, n, s.draw), true);
+      return write_token(a, row, draw_candidates(plan, p, n, u, s.draw), true);
     }
     case SplitMode::fallback: break;
   }

@@ -3,6 +3,7 @@
 // keys, the draw among a row's gathered candidates, and the count of finished rows that advances the
 // device offset.
 #pragma once
+#include "dcukern/sampling/kernels/sorted_draw.hpp"
 #include "dcukern/sampling/kernels/wave_draw.hpp"
 #include "dcukern/sampling/workspace.hpp"
 
@@ -73,18 +74,17 @@ __device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const
   }
 }
 
-// Draw among the row's candidates s.cand[0, n) (unsorted; 1 <= n <= kCap): every element of the row in
-// value bins >= the plan's cut bin, a prefix of its sort order that holds its top k.
-__device__ inline int64_t draw_candidates(const SamplingArgs& a, int64_t row, const SplitPlan& plan,
-                                          const RowParams& p, int n, Shared& s) {
+// Draw with uniform u among the row's candidates s.cand[0, n) (unsorted; 1 <= n <= kCap): every element
+// of the row in value bins >= the plan's cut bin, a prefix of its sort order that holds its top k.
+__device__ inline int64_t draw_candidates(const SplitPlan& plan, const RowParams& p, int n, float u, Shared& s) {
   const RowScale sc = row_scale(key_logit(plan.max_key), p);
   if (n <= kWaveDrawCap) {  // few candidates (small k): one wave decides, without block barriers
-    if (int(threadIdx.x) < kWarpSize) wave_draw(sc, p, row_tmin(p), n, row_uniform(a, row), s);
+    if (int(threadIdx.x) < kWarpSize) wave_draw(sc, p, row_tmin(p), n, u, s);
     __syncthreads();
     return int64_t(s.b64[1]);
   }
   sort_candidates_by_bin(n, uint32_t(plan.max_key >> 48), s);  // every candidate is within kMergeBins of the top
-  return draw_sorted(sc, p, true, p.top_p < 1.0f, row_tmin(p), n, uint64_t(n), 0, 0, 0, row_uniform(a, row), s);
+  return draw_sorted_candidates(sc, p, row_tmin(p), n, u, s);
 }
 
 // Called by the block that wrote a row's token, after the write: with advance_offset the last row to
