@@ -136,7 +136,8 @@ __device__ inline void sort_candidates(int n, Shared& s) {
 // Descending sort of s.cand[0, n) (n <= kCap) whose value bins (key >> 48) lie in
 // (top_bin - kBins, top_bin], in six barriers instead of the bitonic network's ~66: a counting sort by
 // bin (bucket b = top_bin - bin; a key's place among its bucket's arrivals from one atomic), then each
-// key goes to its bucket's start plus its rank there (the number of larger keys in the bucket). Keys are
+// key goes to its bucket's start plus its rank there (the number of larger keys in the bucket, counted
+// in grouped order). Keys are
 // unique, so the result is exact and independent of the order the atomics ran in. Uses s.bin_count,
 // s.bin_mass and s.wave32: the caller must not need them. A bucket of more than kRankBucket keys
 // (near-flat rows) would make ranking dearer than sorting: then the bitonic sort runs instead.
@@ -197,14 +198,18 @@ __device__ inline void sort_candidates_by_bin(int n, uint32_t top_bin, Shared& s
   for (int q = 0; q < kCapItems; ++q)
     if (bucket[q] < uint32_t(kBins)) grouped[(word[bucket[q]] & 0xFFFFu) + arrival[q]] = key[q];
   __syncthreads();
+  // Ranks in grouped order: the lanes of a wave mostly share a bucket, so they loop alike and read the
+  // same keys (broadcasts).
 #pragma unroll
   for (int q = 0; q < kCapItems; ++q) {
-    if (bucket[q] >= uint32_t(kBins)) continue;
-    const uint32_t w = word[bucket[q]];
+    const int j = q * kThreads + tid;
+    if (j >= n) continue;
+    const uint64_t k = grouped[j];
+    const uint32_t w = word[top_bin - uint32_t(k >> 48)];
     const int first = int(w & 0xFFFFu), end = first + int(w >> 16);
     int rank = 0;
-    for (int i = first; i < end; ++i) rank += grouped[i] > key[q];
-    s.cand[first + rank] = key[q];
+    for (int i = first; i < end; ++i) rank += grouped[i] > k;
+    s.cand[first + rank] = k;
   }
   __syncthreads();
 }

@@ -28,10 +28,13 @@ __device__ inline bool plan_gather(uint32_t cut, int tiles, SplitShared& s) {
 }
 
 // The row's candidates (list entries in value bins >= cut) -> s.draw.cand; returns their number.
+// kBatch loads in flight per thread (the lists sit in L2): rows of up to kBatch * kThreads / kListCap
+// tiles take one round.
+template <int kBatch>
 __device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, uint32_t cut, SplitShared& s) {
+  static_assert(kBatch <= 32, "one mask bit per load");
   if (threadIdx.x == 0) s.draw.n_cand = 0;
   __syncthreads();
-  constexpr int kBatch = 8;  // loads in flight per thread (the lists sit in L2)
   const int tiles = w.tiles, slots = tiles * kListCap;
   const uint64_t* list = w.list + row * slots;
   for (int e0 = 0; e0 < slots; e0 += kThreads * kBatch) {  // block-uniform: every lane reaches wave_reserve
@@ -76,8 +79,8 @@ __device__ inline int gather_row(const SamplingArgs& a, const SplitWorkspace& w,
   return int(s.n_cand < uint32_t(kCap) ? s.n_cand : uint32_t(kCap));
 }
 
-// The row's last block, after the merge: the row's token.
-template <bool kVec, DType DT>
+// The row's last block, after the merge: the row's token. kListBatch: gather_lists' loads in flight.
+template <bool kVec, DType DT, int kListBatch>
 __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, const RowParams& p,
                                   const SplitPlan& plan, SplitShared& s) {
   switch (plan.mode) {
@@ -85,7 +88,7 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
     case SplitMode::greedy: return write_token(a, row, key_index(plan.max_key), true);
     case SplitMode::fast: {
       const float u = row_uniform(a, row);  // its loads in flight during the gather
-      const int n = plan_gather(plan.cut_bin, w.tiles, s) ? gather_lists(w, row, plan.cut_bin, s)
+      const int n = plan_gather(plan.cut_bin, w.tiles, s) ? gather_lists<kListBatch>(w, row, plan.cut_bin, s)
                                                           : gather_row<DT, kVec>(a, w, row, plan.cut_bin, s.draw);
       return write_token(a, row, draw_candidates(plan, p, n, u, s.draw), true);
     }
@@ -106,7 +109,9 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kMinBlocks))
   const int64_t row = blockIdx.x / w.tiles;
   if (!scan_row_tile<kVec, DT>(a, w, row, s)) return;  // not the row's last block
   const RowParams p = s.params;
-  finish_row<kVec, DT>(a, w, row, p, merge_row(a, w, row, p, s), s);
+  // Below kSplitOccupancyBatch the row's chain is the time and the registers allow a whole row's lists
+  // (up to 32 tiles) in one round of loads; above, half as many keep the 3-blocks-per-SM bound.
+  finish_row<kVec, DT, kMinBlocks <= 2 ? 16 : 8>(a, w, row, p, merge_row(a, w, row, p, s), s);
   row_finished(a, w, s.flag);
 }
 

@@ -135,22 +135,30 @@ __device__ inline SplitPlan merge_row(const SamplingArgs& a, const SplitWorkspac
   uint32_t* count = s.scan.count;
   for (int b = threadIdx.x; b < kMergeBins; b += kThreads) count[b] = 0;
   __syncthreads();
-  // kBatch loads in flight per thread before their counts are added (the windows sit in L2).
+  // The windows (in L2) as pairs of 16-bit counts, kBatch loads in flight per thread before their counts
+  // are added: one round for rows of up to kBatch * kThreads * 2 / kWindow = 32 tiles.
+  static_assert(kWindow % 2 == 0, "a pair of counts never spans two tiles");
   constexpr int kBatch = 8;
-  const uint16_t* win = w.window + row * tiles * kWindow;
-  const int entries = tiles * kWindow;
-  for (int e0 = threadIdx.x; e0 < entries; e0 += kThreads * kBatch) {
+  const uint32_t* win = reinterpret_cast<const uint32_t*>(w.window + row * tiles * kWindow);
+  const int pairs = tiles * kWindow / 2;
+  for (int p0 = threadIdx.x; p0 < pairs; p0 += kThreads * kBatch) {
     uint32_t c[kBatch];
 #pragma unroll
     for (int q = 0; q < kBatch; ++q) {
-      const int e = e0 + q * kThreads;
-      c[q] = e < entries && uint32_t(e % kWindow) < s.scan.tile[e / kWindow].stored ? load_coherent(&win[e]) : 0u;
+      const int e = 2 * (p0 + q * kThreads);
+      c[q] = e < 2 * pairs && uint32_t(e % kWindow) < s.scan.tile[e / kWindow].stored ? load_coherent(&win[e / 2]) : 0u;
     }
 #pragma unroll
     for (int q = 0; q < kBatch; ++q) {
-      const int e = e0 + q * kThreads, t = e / kWindow;
-      const int64_t bin = int64_t(s.scan.tile[t < tiles ? t : 0].top) - e % kWindow;
-      if (c[q] != 0 && bin >= 0 && G - bin < kMergeBins) atomicAdd(&count[G - bin], c[q]);
+      const int e = 2 * (p0 + q * kThreads), t = e / kWindow;
+      if (c[q] == 0) continue;
+      const TileInfo& ti = s.scan.tile[t];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // count e + h: the low half first (little-endian pairs)
+        const uint32_t n = h == 0 ? c[q] & 0xFFFFu : (uint32_t(e % kWindow) + 1 < ti.stored ? c[q] >> 16 : 0u);
+        const int64_t bin = int64_t(ti.top) - e % kWindow - h;
+        if (n != 0 && bin >= 0 && G - bin < kMergeBins) atomicAdd(&count[G - bin], n);
+      }
     }
   }
   __syncthreads();
