@@ -33,8 +33,6 @@ __device__ inline bool plan_gather(uint32_t cut, int tiles, SplitShared& s) {
 template <int kBatch>
 __device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, uint32_t cut, SplitShared& s) {
   static_assert(kBatch <= 32, "one mask bit per load");
-  if (threadIdx.x == 0) s.draw.n_cand = 0;
-  __syncthreads();
   const int tiles = w.tiles, slots = tiles * kListCap;
   const uint64_t* list = w.list + row * slots;
   for (int e0 = 0; e0 < slots; e0 += kThreads * kBatch) {  // block-uniform: every lane reaches wave_reserve
@@ -48,7 +46,7 @@ __device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, uint32_
 #pragma unroll
     for (int q = 0; q < kBatch; ++q)
       if (c[q] != 0 && uint32_t(c[q] >> 48) >= cut) mask |= 1u << q;  // key >> 48 is the value bin
-    uint32_t slot = wave_reserve(&s.draw.n_cand, uint32_t(__popc(mask)));
+    uint32_t slot = wave_reserve(&s.n_gathered, uint32_t(__popc(mask)));
 #pragma unroll
     for (int q = 0; q < kBatch; ++q) {
       if (!(mask >> q & 1u)) continue;
@@ -57,26 +55,24 @@ __device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, uint32_
     }
   }
   __syncthreads();
-  return int(s.draw.n_cand < uint32_t(kCap) ? s.draw.n_cand : uint32_t(kCap));
+  return int(s.n_gathered < uint32_t(kCap) ? s.n_gathered : uint32_t(kCap));
 }
 
-// The row's elements in value bins >= cut_bin, from the logits -> s.cand; returns their number.
+// The row's elements in value bins >= cut_bin, from the logits -> s.draw.cand; returns their number.
 template <DType DT, bool kVec>
 __device__ inline int gather_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, uint32_t cut_bin,
-                                 Shared& s) {
+                                 SplitShared& s) {
   const RowLoader<DT, kVec, kSplitItems> L{row_start<DT>(a, row), a.vocab};
-  if (threadIdx.x == 0) s.n_cand = 0;
-  __syncthreads();
   for (int tile = 0; tile < w.tiles; ++tile) {
     if (load_coherent(&w.header[row * w.tiles + tile].top) < cut_bin) continue;  // no element qualifies
     const int64_t base = int64_t(tile) * kSplitTile;
     float x[kSplitItems];
     L.load(base, x);
-    if (base + kSplitTile <= a.vocab) append_keys<true>(L, base, x, cut_bin, &s.n_cand, s.cand, uint32_t(kCap));
-    else append_keys<false>(L, base, x, cut_bin, &s.n_cand, s.cand, uint32_t(kCap));
+    if (base + kSplitTile <= a.vocab) append_keys<true>(L, base, x, cut_bin, &s.n_gathered, s.draw.cand, uint32_t(kCap));
+    else append_keys<false>(L, base, x, cut_bin, &s.n_gathered, s.draw.cand, uint32_t(kCap));
   }
   __syncthreads();
-  return int(s.n_cand < uint32_t(kCap) ? s.n_cand : uint32_t(kCap));
+  return int(s.n_gathered < uint32_t(kCap) ? s.n_gathered : uint32_t(kCap));
 }
 
 // The row's last block, after the merge: the row's token. kListBatch: gather_lists' loads in flight.
@@ -89,7 +85,7 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
     case SplitMode::fast: {
       const float u = row_uniform(a, row);  // its loads in flight during the gather
       const int n = plan_gather(plan.cut_bin, w.tiles, s) ? gather_lists<kListBatch>(w, row, plan.cut_bin, s)
-                                                          : gather_row<DT, kVec>(a, w, row, plan.cut_bin, s.draw);
+                                                          : gather_row<DT, kVec>(a, w, row, plan.cut_bin, s);
       return write_token(a, row, draw_candidates(plan, p, n, u, s.draw), true);
     }
     case SplitMode::fallback: break;

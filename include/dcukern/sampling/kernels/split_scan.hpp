@@ -39,6 +39,7 @@ struct SplitShared {
   uint16_t gather_n[kMaxSplitTiles];  // list entries of each tile the gather reads (set after the merge)
   RowParams params;                   // the row's parameters, read once by thread 0
   uint32_t flag;
+  uint32_t n_gathered;                // the gather's candidates (zeroed by the merge)
   union {
     ScanShared scan;
     Shared draw;
@@ -97,6 +98,9 @@ __device__ inline SplitPlan merge_row(const SamplingArgs& a, const SplitWorkspac
   const SplitHeader* h = w.header + row * tiles;
   uint64_t best = 0;
   uint32_t lim1 = 0, nan = 0;  // lim1: 1 + the lowest bin every truncated window covers (0: none)
+  uint32_t* count = s.scan.count;  // the tile's window is stored: free for the row's merged bins
+  for (int b = threadIdx.x; b < kMergeBins; b += kThreads) count[b] = 0;
+  if (threadIdx.x == 0) s.n_gathered = 0;  // for the gather after the merge
   for (int t = threadIdx.x; t < tiles; t += kThreads) {
     const uint64_t mk = load_coherent(&h[t].max_key);
     const uint32_t top = load_coherent(&h[t].top), flags = load_coherent(&h[t].flags);
@@ -132,9 +136,6 @@ __device__ inline SplitPlan merge_row(const SamplingArgs& a, const SplitWorkspac
   }
   plan.mode = SplitMode::fallback;
   if (!split_fast_row(p, a.vocab)) return plan;
-  uint32_t* count = s.scan.count;
-  for (int b = threadIdx.x; b < kMergeBins; b += kThreads) count[b] = 0;
-  __syncthreads();
   // The windows (in L2) as pairs of 16-bit counts, kBatch loads in flight per thread before their counts
   // are added: one round for rows of up to kBatch * kThreads * 2 / kWindow = 32 tiles.
   static_assert(kWindow % 2 == 0, "a pair of counts never spans two tiles");
