@@ -52,6 +52,7 @@ struct Buffers {
     BENCH_RT(cudaMalloc(&tokens, b * 4));
     workspace_bytes = sampling_workspace_bytes(params(0, 20, 0.9f));
     BENCH_RT(cudaMalloc(&workspace, workspace_bytes));
+    if (Status e = sampling_workspace_init(workspace, workspace_bytes, nullptr); !e.ok()) fail(e.to_string().c_str());
     BENCH_RT(cudaDeviceSynchronize());
   }
   ~Buffers() {

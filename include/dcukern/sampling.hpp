@@ -7,13 +7,18 @@
 //   p.top_k.value = 50;  p.top_p.value = 0.95f;  p.seed_ptr = seed;  p.offset_ptr = offset;
 //   p.advance_offset = true;
 //   size_t bytes = dcukern::sampling_workspace_bytes(p);   // once, for the largest B and V
+//   dcukern::sampling_workspace_init(workspace, bytes, stream);   // once, after allocating it
 //   dcukern::Status s = dcukern::sample(p, workspace, bytes, stream);
 //
 // With a workspace the split rows can run: one block per 8192-element tile of a row, so that B = 1 is
 // fast too; the workspace holds about 2.6 KB per tile (25 MB at B = 512, V = 151936; 85 MB at B = 1024,
-// V = 262144). Without one (sample(p, stream)) only the one-block-per-row rows can. No allocation, no host synchronisation:
-// capturable in a HIP/CUDA graph (the workspace's counters are zeroed on the stream by every call). A
-// workspace serves one call at a time: calls that may overlap (other streams) need their own. Same
+// V = 262144). Without one (sample(p, stream)) only the one-block-per-row rows can. The workspace must be
+// zeroed once before its first call (sampling_workspace_init, or any memset to 0); every call leaves it
+// ready for the next, whatever its B and V, so a call of up to 1024 rows is one kernel launch (larger
+// batches add a memset of their counters; a call that dies with a device fault leaves the workspace
+// undefined: zero it again). No allocation, no host synchronisation: capturable
+// in a HIP/CUDA graph. A workspace serves one call at a time: calls that may overlap (other streams)
+// need their own. Same
 // inputs, parameters, seed and offset: the same tokens, bit for bit. On any error nothing is launched
 // and nothing is written.
 #pragma once
@@ -22,6 +27,11 @@
 namespace dcukern {
 
 using SamplingOptions = RowOptions;
+
+// Zeroes a newly allocated workspace on `stream` (once; see above).
+inline Status sampling_workspace_init(void* workspace, size_t workspace_bytes, stream_t stream) {
+  return runtime_status(runtime_memset_async(workspace, 0, workspace_bytes, stream), "sampling workspace");
+}
 
 inline Status sample(const SamplingParams& p, void* workspace, size_t workspace_bytes, stream_t stream,
                      const SamplingOptions& opt = {}) {

@@ -88,7 +88,16 @@ const char* const kAutoRow = nullptr;  // automatic selection without a workspac
 // runs whether or not it has device evidence.
 struct Workspace {
   DeviceBuffer<uint8_t> d;
-  explicit Workspace(size_t bytes) : d(bytes) {}
+  explicit Workspace(size_t bytes) : d(bytes) {
+    REQUIRE(sampling_workspace_init(d.get(), d.size(), nullptr).ok());
+    test::device_synchronize();
+  }
+  // The row counters a call of batch b uses: zero between calls.
+  bool counters_zero(int64_t b) {
+    const auto bytes = d.download();
+    const size_t n = sampling_detail::split_sync_bytes(b);
+    return std::all_of(bytes.begin(), bytes.begin() + std::min(n, bytes.size()), [](uint8_t x) { return x == 0; });
+  }
   Status sample(const SamplingParams& p, stream_t stream, const char* row) {
     if (!row) return dcukern::sample(p, stream);
     const bool force = std::string(row).rfind("sampling.split", 0) == 0;
@@ -284,6 +293,39 @@ TEST_CASE("split rows: a tile whose top bin holds more than its list, so the las
       rp.top_p = top_p;
       check_distribution(lb, away_from_edges(lb.row, rp), split_row(lb));
     }
+  }
+}
+
+TEST_CASE("split rows: one workspace serves calls of different B and V in turn") {
+  // Every call leaves the workspace's counters zero whatever its shape (a larger batch after a smaller
+  // one, longer rows after shorter ones), so the next call's tickets find each row's last block.
+  std::mt19937_64 rng(9);
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  auto values = [&](int64_t v) {
+    std::vector<float> l(v);
+    for (auto& x : l) x = nd(rng);
+    return l;
+  };
+  const Batch small(DType::f32, values(9000), 3), big(DType::f32, values(40000), 64);
+  Workspace ws(std::max(workspace_bytes(small), workspace_bytes(big)));
+  ref::SamplingRowParams rp;
+  rp.top_k = 5;
+  int call = 0;
+  for (const Batch* lb : {&small, &big, &small, &big}) {
+    std::vector<int64_t> order(lb->v);
+    for (int64_t i = 0; i < lb->v; ++i) order[i] = i;
+    std::partial_sort(order.begin(), order.begin() + 5, order.end(),
+                      [&](int64_t x, int64_t y) { return lb->row[x] > lb->row[y]; });
+    DeviceBuffer<int32_t> tok(lb->b);
+    tok.fill_bytes(0x7f);
+    SamplingParams p = make_params(*lb, tok.get(), rp);
+    p.seed = 3;
+    p.offset = uint64_t(call++);
+    REQUIRE(ws.sample(p, nullptr, split_row(*lb)).ok());
+    test::device_synchronize();
+    INFO("call " << call << ": B = " << lb->b << ", V = " << lb->v);
+    for (const int32_t t : tok.download()) CHECK(std::find(order.begin(), order.begin() + 5, int64_t(t)) != order.begin() + 5);
+    CHECK(ws.counters_zero(lb->b));
   }
 }
 
@@ -498,6 +540,7 @@ TEST_CASE("graph capture and replay advance the device offset and match eager ca
       replays.push_back(tok.download());
     }
     CHECK(offset.download()[0] == 80);
+    CHECK(ws.counters_zero(b));  // every call leaves the workspace ready for the next
     CHECK(replays[0] != replays[1]);
     for (int rep = 0; rep < 3; ++rep) {  // replay r used offset 77 + r, seed 1234
       SamplingParams q = make_params(lb, eager.get(), rp);

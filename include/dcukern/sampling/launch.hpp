@@ -1,5 +1,6 @@
-// Launch of the kernel a sampling row names: block rows one block per row; split rows zero the per-row
-// counters of the workspace, then run one block per tile of each row.
+// Launch of the kernel a sampling row names: block rows one block per row; split rows one block per tile
+// of each row (their kernel leaves the workspace's counters zero for the next call; batches of more than
+// kSyncRows rows zero them first).
 // Runtime dtype -> template dispatch, ending in an explicit error.
 #pragma once
 #include "dcukern/platform/device_context.hpp"
@@ -43,12 +44,13 @@ inline bool is_split(SamplingKernel k) { return k == SamplingKernel::split || k 
 inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int64_t batch, void* workspace,
                      bool advance, stream_t s) {
   SplitWorkspace w{};
-  if (is_split(kernel)) {
+  if (is_split(kernel)) {  // the workspace's counters are zero (sampling_workspace_init, then every call)
     w = split_layout(workspace, batch, a.vocab);
     w.advance = advance;
-    if (Status e = runtime_status(runtime_memset_async(workspace, 0, split_sync_bytes(batch), s), "sampling workspace");
-        !e.ok())
-      return e;
+    if (batch > kSyncRows)  // other shapes' regions may overlap these counters (workspace.hpp)
+      if (Status e = runtime_status(runtime_memset_async(workspace, 0, split_sync_bytes(batch), s), "sampling workspace");
+          !e.ok())
+        return e;
   }
   switch (kernel) {
     case SamplingKernel::block: return launch_dtype<false>(dt, a, nullptr, batch, s);

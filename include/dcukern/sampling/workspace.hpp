@@ -1,12 +1,14 @@
 // Workspace of the split sampling rows (sampling.split, sampling.split.vec): its size for a call, and its
 // layout. Plain C++ (host and device). The caller allocates sampling_workspace_bytes() once for the
-// largest B and V it will use; the op zeroes the per-row counters itself at the start of every call, so
-// the contents never need initialising and a captured graph replays correctly. Calls that may run at the
-// same time (on different streams) must not share a workspace: their counters would mix.
+// largest B and V it will use and zeroes it once (sampling_workspace_init); every call then leaves its
+// counters zero again (each row's last block zeroes the row's ticket, the last row the rows-finished
+// count), so a call of up to kSyncRows rows needs no memset of its own (larger ones zero their counters
+// first), whatever the shapes of the calls before it, and a captured graph replays correctly. Calls that
+// may run at the same time (on different streams) must not share a workspace: their counters would mix.
 //
 // Regions (tiles = ceil(V / kSplitTile) per row):
-//   sync[-1].scanned     rows finished (the last one advances the device offset; zeroed per call)
-//   sync[r].scanned      the ticket counter of row r's tiles (zeroed per call)
+//   sync[-1].scanned     rows finished (the last one advances the device offset and zeroes it)
+//   sync[r].scanned      the ticket counter of row r's tiles (zeroed by the row's last block)
 //   header[r][tile]      one tile's largest sort key, top value bin, stored window length, flags, and
 //                        the extent of its list
 //   window[r][tile][..]  counts of the value bins top, top - 1, ... (kWindow at most, 16-bit)
@@ -55,7 +57,14 @@ DCUKERN_HD constexpr int split_tiles(int64_t vocab) { return int((vocab + kSplit
 DCUKERN_HD constexpr size_t split_align(size_t n) { return (n + 255) & ~size_t(255); }
 
 // Bytes of each region, in layout order.
-DCUKERN_HD constexpr size_t split_sync_bytes(int64_t b) { return split_align(size_t(b + 1) * sizeof(SplitSync)); }
+// The counters take room for kSyncRows rows whatever the call's B, so that the other regions of a call
+// of any shape never overlap the counters of a call of up to kSyncRows rows: those calls find them zero
+// and leave them zero (no memset). Larger batches zero their larger counter region at the start of the
+// call (split rows' launch), since other shapes' regions may overlap it.
+constexpr int64_t kSyncRows = 1024;
+DCUKERN_HD constexpr size_t split_sync_bytes(int64_t b) {
+  return split_align(size_t((b > kSyncRows ? b : kSyncRows) + 1) * sizeof(SplitSync));
+}
 DCUKERN_HD constexpr size_t split_header_bytes(int64_t b, int64_t v) {
   return split_align(size_t(b) * split_tiles(v) * sizeof(SplitHeader));
 }

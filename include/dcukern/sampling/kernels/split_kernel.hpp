@@ -104,6 +104,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kMinBlocks))
   __shared__ SplitShared s;
   const int64_t row = blockIdx.x / w.tiles;
   if (!scan_row_tile<kVec, DT>(a, w, row, s)) return;  // not the row's last block
+  if (threadIdx.x == 0) w.sync[row].scanned = 0;        // every tile has arrived: zero for the next call
   const RowParams p = s.params;
   // Below kSplitOccupancyBatch the row's chain is the time and the registers allow a whole row's lists
   // (up to 32 tiles) in one round of loads; above, half as many keep the 3-blocks-per-SM bound.

@@ -88,10 +88,12 @@ __device__ inline int64_t draw_candidates(const SplitPlan& plan, const RowParams
 }
 
 // Called by the block that wrote a row's token, after the write: with advance_offset the last row to
-// finish adds 1 to the device offset, after every row has read it.
+// finish adds 1 to the device offset, after every row has read it, and zeroes the count for the next call.
 __device__ inline void row_finished(const SamplingArgs& a, const SplitWorkspace& w, uint32_t& flag) {
-  if (w.advance && arrive_last(&w.sync[-1].scanned, w.rows, flag) && threadIdx.x == 0)
+  if (w.advance && arrive_last(&w.sync[-1].scanned, w.rows, flag) && threadIdx.x == 0) {
+    w.sync[-1].scanned = 0;
     *const_cast<uint64_t*>(a.offset_ptr) += 1;
+  }
 }
 
 }  // namespace dcukern::sampling_detail
