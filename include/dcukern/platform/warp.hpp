@@ -7,28 +7,17 @@
 
 namespace dcukern {
 
-// Shuffles of any 4- or 8-byte value, moved as 32-bit words.
-__device__ __forceinline__ uint32_t shfl_xor_word(uint32_t w, int mask) {
+// Shuffles of any 4- or 8-byte value, moved as 32-bit words. One spelling per platform for the three
+// kinds (xor partner, lane below, given lane).
 #if DCUKERN_PLATFORM_HIP
-  return __shfl_xor(w, mask, kWarpSize);
+#define DCUKERN_WAVE_SHFL(kind, w, arg) __shfl##kind(w, arg, kWarpSize)
 #else
-  return __shfl_xor_sync(0xffffffffu, w, mask, kWarpSize);
+#define DCUKERN_WAVE_SHFL(kind, w, arg) __shfl##kind##_sync(0xffffffffu, w, arg, kWarpSize)
 #endif
-}
-__device__ __forceinline__ uint32_t shfl_up_word(uint32_t w, int delta) {
-#if DCUKERN_PLATFORM_HIP
-  return __shfl_up(w, delta, kWarpSize);
-#else
-  return __shfl_up_sync(0xffffffffu, w, delta, kWarpSize);
-#endif
-}
-__device__ __forceinline__ uint32_t shfl_word(uint32_t w, int src_lane) {
-#if DCUKERN_PLATFORM_HIP
-  return __shfl(w, src_lane, kWarpSize);
-#else
-  return __shfl_sync(0xffffffffu, w, src_lane, kWarpSize);
-#endif
-}
+__device__ __forceinline__ uint32_t shfl_xor_word(uint32_t w, int mask) { return DCUKERN_WAVE_SHFL(_xor, w, mask); }
+__device__ __forceinline__ uint32_t shfl_up_word(uint32_t w, int delta) { return DCUKERN_WAVE_SHFL(_up, w, delta); }
+__device__ __forceinline__ uint32_t shfl_word(uint32_t w, int src_lane) { return DCUKERN_WAVE_SHFL(, w, src_lane); }
+#undef DCUKERN_WAVE_SHFL
 __device__ __forceinline__ float shfl_xor(float v, int mask) {
   return __uint_as_float(shfl_xor_word(__float_as_uint(v), mask));
 }
