@@ -16,9 +16,8 @@
 // zeroed once before its first call (sampling_workspace_init, or any memset to 0); every call leaves it
 // ready for the next, whatever its B and V, so a call of up to 1024 rows is one kernel launch (larger
 // batches add a memset of their counters; a call that dies with a device fault leaves the workspace
-// undefined: zero it again). No allocation, no host synchronisation: capturable
-// in a HIP/CUDA graph. A workspace serves one call at a time: calls that may overlap (other streams)
-// need their own. Same
+// undefined: zero it again). No allocation, no host synchronisation: capturable in a HIP/CUDA graph. A
+// workspace serves one call at a time: calls that may overlap (other streams) need their own. Same
 // inputs, parameters, seed and offset: the same tokens, bit for bit. On any error nothing is launched
 // and nothing is written.
 #pragma once

@@ -137,10 +137,10 @@ __device__ inline void sort_candidates(int n, Shared& s) {
 // (top_bin - kBins, top_bin], in six barriers instead of the bitonic network's ~66: a counting sort by
 // bin (bucket b = top_bin - bin; a key's place among its bucket's arrivals from one atomic), then each
 // key goes to its bucket's start plus its rank there (the number of larger keys in the bucket, counted
-// in grouped order). Keys are
-// unique, so the result is exact and independent of the order the atomics ran in. Uses s.bin_count,
-// s.bin_mass and s.wave32: the caller must not need them. A bucket of more than kRankBucket keys
-// (near-flat rows) would make ranking dearer than sorting: then the bitonic sort runs instead.
+// in grouped order). Keys are unique, so the result is exact and independent of the order the atomics
+// ran in. Uses s.bin_count, s.bin_mass and s.wave32: the caller must not need them. A bucket of more
+// than kRankBucket keys (near-flat rows) would make ranking dearer than sorting: then the bitonic sort
+// runs instead.
 constexpr int kRankBucket = 256;
 __device__ inline void sort_candidates_by_bin(int n, uint32_t top_bin, Shared& s) {
   static_assert(kCap == kCapItems * kThreads && kCap <= 0xFFFF && kBins % kThreads == 0 && kBins >= kCap,
