@@ -98,6 +98,17 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
 // and run slower); 2 for smaller batches, whose time is the latency of a row's chain of blocks and its
 // last block (B = 32, k = 1000: 48 vs 54 us; B = 1: 17.5 vs 18.1 us). Other targets ignore it.
 constexpr int kSplitOccupancyBatch = 64;
+// Loads in flight in the gather from the lists. 16, a whole row's lists (up to 32 tiles) in one round,
+// where the row's chain is the time and the registers allow it: CUDA's 2-blocks-per-SM instance (below
+// kSplitOccupancyBatch). 8 elsewhere: under the 3-blocks-per-SM bound, and on HIP, where no bound
+// applies and 16 took the kernel from 63 to 85 VGPRs on gfx906 (4 -> 2 waves per SIMD).
+#if DCUKERN_PLATFORM_HIP
+template <int kMinBlocks>
+inline constexpr int kSplitListBatch = 8;
+#else
+template <int kMinBlocks>
+inline constexpr int kSplitListBatch = kMinBlocks <= 2 ? 16 : 8;
+#endif
 template <bool kVec, DType DT, int kMinBlocks>
 __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kMinBlocks))
     sampling_split_kernel(SamplingArgs a, SplitWorkspace w) {
@@ -106,9 +117,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kMinBlocks))
   if (!scan_row_tile<kVec, DT>(a, w, row, s)) return;  // not the row's last block
   if (threadIdx.x == 0) w.sync[row].scanned = 0;        // every tile has arrived: zero for the next call
   const RowParams p = s.params;
-  // Below kSplitOccupancyBatch the row's chain is the time and the registers allow a whole row's lists
-  // (up to 32 tiles) in one round of loads; above, half as many keep the 3-blocks-per-SM bound.
-  finish_row<kVec, DT, kMinBlocks <= 2 ? 16 : 8>(a, w, row, p, merge_row(a, w, row, p, s), s);
+  finish_row<kVec, DT, kSplitListBatch<kMinBlocks>>(a, w, row, p, merge_row(a, w, row, p, s), s);
   row_finished(a, w, s.flag);
 }
 
