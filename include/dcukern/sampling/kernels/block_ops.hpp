@@ -77,6 +77,20 @@ __device__ __forceinline__ float exclusive_sum(float v, float& total, Shared& s)
   return r;
 }
 
+// Largest of a 32-bit word over the block, every thread (one barrier; `wave` is not reused before the
+// caller's next barrier).
+__device__ __forceinline__ uint32_t block_max_word(uint32_t v, uint32_t* wave) {
+  v = wave_max_word(v);
+  if (lane_id() == 0) wave[threadIdx.x / kWarpSize] = v;
+  __syncthreads();
+  uint32_t m = 0;
+#pragma unroll
+  for (int i = 0; i < kThreads / kWarpSize; ++i) m = wave[i] > m ? wave[i] : m;
+  return m;
+}
+// Smallest, the same way.
+__device__ __forceinline__ uint32_t block_min_word(uint32_t v, uint32_t* wave) { return ~block_max_word(~v, wave); }
+
 // Walk `nb` bins in order o = 0.. (bin o, or nb-1-o when `reversed`) and find where the running count
 // (or mass) first reaches `target` (>= 1).
 __device__ inline Crossing find_crossing(const uint32_t* count, const uint64_t* mass, int nb, bool reversed,

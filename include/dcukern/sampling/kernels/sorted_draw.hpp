@@ -14,17 +14,6 @@
 
 namespace dcukern::sampling_detail {
 
-// Smallest value of v over the block, every thread (one barrier; slot[] is not reused by the caller
-// before its next barrier).
-__device__ __forceinline__ int block_min_int(int v, uint32_t* slot) {
-  v = wave_all_min(v);
-  if (lane_id() == 0) slot[threadIdx.x / kWarpSize] = uint32_t(v);
-  __syncthreads();
-#pragma unroll
-  for (int w = 0; w < kThreads / kWarpSize; ++w) v = int(slot[w]) < v ? int(slot[w]) : v;
-  return v;
-}
-
 // The thread that holds position j publishes its running mass through *out (read after a barrier).
 __device__ __forceinline__ void publish_run(int j, const uint64_t (&run)[kCapItems], uint64_t* out) {
   const int first = int(threadIdx.x) * kCapItems;
@@ -70,7 +59,7 @@ __device__ inline int64_t draw_sorted_candidates(const RowScale& sc, const RowPa
 #pragma unroll
     for (int q = kCapItems - 1; q >= 0; --q)
       if (first + q < n && run[q] >= target) reach = first + q;
-    reach = block_min_int(reach, s.wave32[1]);
+    reach = int(block_min_word(uint32_t(reach), s.wave32[1]));  // positions are >= 0
     keep = reach + 1 < keep ? reach + 1 : keep;
   }
   publish_run(keep - 1, run, &s.b64[1]);  // the kept mass
@@ -80,7 +69,7 @@ __device__ inline int64_t draw_sorted_candidates(const RowScale& sc, const RowPa
 #pragma unroll
   for (int q = kCapItems - 1; q >= 0; --q)
     if (first + q < keep && run[q] > target) pick = first + q;
-  pick = block_min_int(pick, s.wave32[0]);
+  pick = int(block_min_word(uint32_t(pick), s.wave32[0]));
   return key_index(s.cand[pick]);
 }
 

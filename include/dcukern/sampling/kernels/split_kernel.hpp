@@ -27,6 +27,12 @@ __device__ inline bool plan_gather(uint32_t cut, int tiles, SplitShared& s) {
   return !__syncthreads_or(short_list);
 }
 
+// After a gather's appends: the number of candidates it stored (at most kCap), once every thread's are in.
+__device__ inline int gathered(SplitShared& s) {
+  __syncthreads();
+  return int(s.n_gathered < uint32_t(kCap) ? s.n_gathered : uint32_t(kCap));
+}
+
 // The row's candidates (list entries in value bins >= cut) -> s.draw.cand; returns their number.
 // kBatch loads in flight per thread (the lists sit in L2): rows of up to kBatch * kThreads / kListCap
 // tiles take one round.
@@ -54,8 +60,7 @@ __device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, uint32_
       ++slot;
     }
   }
-  __syncthreads();
-  return int(s.n_gathered < uint32_t(kCap) ? s.n_gathered : uint32_t(kCap));
+  return gathered(s);
 }
 
 // The row's elements in value bins >= cut_bin, from the logits -> s.draw.cand; returns their number.
@@ -71,8 +76,7 @@ __device__ inline int gather_row(const SamplingArgs& a, const SplitWorkspace& w,
     if (base + kSplitTile <= a.vocab) append_keys<true>(L, base, x, cut_bin, &s.n_gathered, s.draw.cand, uint32_t(kCap));
     else append_keys<false>(L, base, x, cut_bin, &s.n_gathered, s.draw.cand, uint32_t(kCap));
   }
-  __syncthreads();
-  return int(s.n_gathered < uint32_t(kCap) ? s.n_gathered : uint32_t(kCap));
+  return gathered(s);
 }
 
 // The row's last block, after the merge: the row's token. kListBatch: gather_lists' loads in flight.

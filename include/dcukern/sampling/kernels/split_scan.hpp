@@ -172,17 +172,6 @@ __device__ inline SplitPlan merge_row(const SamplingArgs& a, const SplitWorkspac
   return plan;
 }
 
-// Largest of a 32-bit word over the block, every thread (one barrier; `wave` is not reused).
-__device__ __forceinline__ uint32_t block_max_word(uint32_t v, uint32_t* wave) {
-  v = wave_max_word(v);
-  if (lane_id() == 0) wave[threadIdx.x / kWarpSize] = v;
-  __syncthreads();
-  uint32_t m = 0;
-#pragma unroll
-  for (int i = 0; i < kThreads / kWarpSize; ++i) m = wave[i] > m ? wave[i] : m;
-  return m;
-}
-
 constexpr uint32_t kNaNWord = 0xFFFFFFFFu;  // above the order key of every non-NaN float
 
 // The order key of the tile's largest element (every element -inf counts), or kNaNWord when the tile
