@@ -11,10 +11,11 @@
 // 8-element vectors of keys g and g+8 for K, and of keys 2c, 2c+1, 2c+8, 2c+9 for V, at the elements
 // MmaHeadMap names (kMmaSectorMap picks its variant per instantiation, as measured). MMA inputs are bf16
 // for bf16 KV, else f16 (fp8 e4m3 decodes exactly to f16, times 2^-8 where the decode is the bit trick of
-// kv_vec.hpp, undone on S and on the output); q enters as a hi + lo pair of that type (two MMAs) so the
-// logits keep fp32-like precision; P is rounded to the MMA type and o is normalised by the sum of the
-// rounded values, so P's rounding cancels in o; the LSE comes from the unrounded sum. (Measured and
-// dropped: skipping the lo MMAs where q is exact in the MMA type, scale on S in fp32: 4-30% slower.)
+// kv_vec.hpp, undone on S and on the output); q enters as a hi + lo pair of that type so the logits keep
+// fp32-like precision, the lo part in the A operand's rows 8..15 (a tile of <= 8 query rows leaves them
+// free), so one MMA per k-step and key tile takes both; P is rounded to the MMA type and o is normalised
+// by the sum of the rounded values, so P's rounding cancels in o; the LSE comes from the unrounded sum.
+// (Measured and dropped: scale on S in fp32, 4-30% slower.)
 // Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
 // The prologue reads the first group's block-table entries and the tile's q (staged in shared memory,
 // all loads in flight at once) together; after issuing a group's loads, a warp reads the block-table
@@ -162,7 +163,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     }
   }
   __syncthreads();
-  // Q fragments (row g; rows g + 8 are zero), in shared memory (read once per k-step; registers go to
+  // Q fragments (row g: hi; row g + 8: lo), in shared memory (read once per k-step; registers go to
   // the K/V loads in flight): k-step s, lane (g, c) holds elements Map::q_elem(c, s, r, e) (words r = 0,
   // 1; halves e) as {hi, hi, lo, lo} words.
   for (int i = static_cast<int>(threadIdx.x); i < kSteps * 32; i += kAttnThreads) {
@@ -235,7 +236,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   // the 4 m-tiles that read it. The register path fetches V late above head_dim 128; the ring fetches
   // per vector above head_dim 128 (8 or 16 registers live instead of 64).
   auto finish_group = [&](Group& gr, auto&& fetch) {
-    // S = Q K^T for the two 8-key tiles; this lane gets row g, keys 8t + 2c + {0, 1}.
+    // S = Q K^T for the two 8-key tiles; this lane gets row g, keys 8t + 2c + {0, 1}: the A operand's rows
+    // g hold q's hi part and rows g + 8 its lo part, so the lane's two accumulator rows sum to the dot.
     float sc[2][4] = {};
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
@@ -245,8 +247,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       for (int t = 0; t < 2; ++t) {
         uint32_t b0, b1;
         quad_of_key(gr.k[t][s / 2], s % 2, b0, b1);
-        mma_16816<MT>(sc[t], qf.x, 0u, qf.y, 0u, b0, b1);
-        mma_16816<MT>(sc[t], qf.z, 0u, qf.w, 0u, b0, b1);
+        mma_16816<MT>(sc[t], qf.x, qf.z, qf.y, qf.w, b0, b1);  // rows g: q's hi; rows g + 8: its lo
       }
     }
     if constexpr (kDim > 128) fetch(gr, Fetch::v_all, 0);
@@ -257,7 +258,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int64_t key = gr.base + 8 * t + 2 * c + e;
-        const float dot = kFp8 ? sc[t][e] * kFp8Rescale : sc[t][e];
+        const float hi_lo = sc[t][e] + sc[t][2 + e];
+        const float dot = kFp8 ? hi_lo * kFp8Rescale : hi_lo;
         x[t][e] = tile_logit(a, row, dot, key < qt.blk_hi ? static_cast<int>(key) : qt.blk_hi);
         mx = x[t][e] > mx ? x[t][e] : mx;
       }
