@@ -63,6 +63,28 @@ void check_ring(int want_ways) {
             return Ring::v_offset(0, idx / Ring::kChunks, idx % Ring::kChunks);
           }) == 1);
   }
+  // fp8's 16-byte copies (two chunks a piece, attention_mma_kernel's copy_pieces): a pair of chunks stays
+  // adjacent and in order under the swizzle, 16-byte aligned, and the writes do not share banks.
+  if constexpr (kElemBytes == 1) {
+    constexpr int kPieces = Ring::kChunks / 2;
+    for (int r = 0; r < 16; ++r)
+      for (int p = 0; p < kPieces; ++p) {
+        CHECK(Ring::k_offset(1, r, 2 * p) % 16 == 0);
+        CHECK(Ring::v_offset(1, r, 2 * p) % 16 == 0);
+        CHECK(Ring::k_offset(1, r, 2 * p + 1) == Ring::k_offset(1, r, 2 * p) + 8);
+        CHECK(Ring::v_offset(1, r, 2 * p + 1) == Ring::v_offset(1, r, 2 * p) + 8);
+      }
+    for (int j = 0; j < 16 * kPieces / 32; ++j) {
+      CHECK(worst_bank_sharing(16, [&](int l) {
+              const int idx = l + 32 * j;
+              return Ring::k_offset(0, idx / kPieces, 2 * (idx % kPieces));
+            }) == 1);
+      CHECK(worst_bank_sharing(16, [&](int l) {
+              const int idx = l + 32 * j;
+              return Ring::v_offset(0, idx / kPieces, 2 * (idx % kPieces));
+            }) == 1);
+    }
+  }
   // The fragment reads: K rows g and g + 8 at the lane's K vectors; V rows 2c, 2c + 1, 2c + 8, 2c + 9 at
   // its V vectors (lane = 4 g + c).
   int worst = 0;

@@ -40,6 +40,10 @@ inline AttnArgs make_args(const AttentionParams& p) {
   a.num_kv_heads = p.num_kv_heads;
   a.page_div = make_fast_divide(static_cast<uint32_t>(p.kv.page_size));
   a.q_is_bf16 = p.q.dtype == DType::bf16;
+  const uintptr_t row_bits = reinterpret_cast<uintptr_t>(p.kv.k) | reinterpret_cast<uintptr_t>(p.kv.v) |
+                             static_cast<uintptr_t>((p.kv.page_stride | p.kv.token_stride | p.kv.head_stride) *
+                                                    int64_t(dtype_bytes(p.kv.dtype)));
+  a.kv_rows_16b = row_bits % 16 == 0 && p.head_dim % 16 == 0;
   return a;
 }
 

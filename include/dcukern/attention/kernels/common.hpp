@@ -48,6 +48,7 @@ struct AttnArgs {
   int q_tiles;          // query tiles per (sequence, KV head): ceil(tokens * group / tile)
   FastDivide page_div;  // positions -> page index
   bool q_is_bf16;       // q and o dtype (else f16)
+  bool kv_rows_16b;     // every K/V row starts 16-byte aligned and head_dim % 16 == 0 (wider copies)
 };
 
 __device__ __forceinline__ float neg_inf() { return __int_as_float(static_cast<int>(0xff800000u)); }
@@ -109,12 +110,24 @@ __device__ __forceinline__ int64_t kv_offset(const AttnArgs& a, int b, int hk, i
   return page * a.page_stride + (j % a.page_size) * a.token_stride + hk * a.head_stride;
 }
 
+// Position j (< 2^31) -> its entry of the sequence's block-table row and its row within that page (no
+// integer division).
+struct PageSlot {
+  uint32_t entry;
+  int in_page;
+};
+__device__ __forceinline__ PageSlot page_slot(const AttnArgs& a, int j) {
+  const uint32_t entry = fast_divide_with(uint32_t(j), a.page_div, __umulhi(uint32_t(j), a.page_div.multiplier));
+  return PageSlot{entry, j - static_cast<int>(entry) * a.page_size};
+}
+// Element offset in the pools of row `in_page` of pool page `page`, KV head hk.
+__device__ __forceinline__ int64_t kv_page_offset(const AttnArgs& a, int64_t page, int in_page, int hk) {
+  return page * a.page_stride + int64_t(in_page) * a.token_stride + int64_t(hk) * a.head_stride;
+}
 // Position j of sequence b, KV head hk -> element offset in the pools (j < 2^31; no integer division).
 __device__ __forceinline__ int64_t kv_offset_fast(const AttnArgs& a, int b, int hk, int j) {
-  const uint32_t page_idx = fast_divide_with(uint32_t(j), a.page_div, __umulhi(uint32_t(j), a.page_div.multiplier));
-  const int64_t page = a.block_table[b * a.bt_stride + page_idx];
-  const int in_page = j - static_cast<int>(page_idx) * a.page_size;
-  return page * a.page_stride + int64_t(in_page) * a.token_stride + int64_t(hk) * a.head_stride;
+  const PageSlot s = page_slot(a, j);
+  return kv_page_offset(a, a.block_table[b * a.bt_stride + s.entry], s.in_page, hk);
 }
 
 }  // namespace dcukern::attn_detail

@@ -125,47 +125,71 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   __shared__ float s_m[kMmaTile][kWarps], s_l[kMmaTile][kWarps], s_le[kMmaTile][kWarps];
   __shared__ uint4 s_q[kSteps][32];
 
+  using Ring = MmaKvRing<kDim, kFp8 ? 1 : 2>;  // (the pipeline's)
   const TileBlock tb = tile_block(a);
-  const QueryTile<kMmaTile> qt(a, tb);
+  QueryTile<kMmaTile> qt(a, tb, QueryTile<kMmaTile>::RowsOnly{});  // key ranges: set_keys below
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4, c = lane % 4;
-  const TileRow row = qt.row(g);  // this lane's query row (rows >= qt.rows have an empty range)
   // Warps take groups of 16 keys in turn. (Measured and dropped: two groups per warp step for fp8, as many
   // bytes in flight as bf16's one, 165-234 registers: 0.99-1.50x the time where B x context >= 128K.)
   constexpr int64_t kStride = 16 * kWarps;
-  // Lane i: the pool offset of key base + i % 16 (-1 past the block's keys).
+  // Lane i: the block-table entry of key base + i % 16 (0 past the table), and the pool offset of that key
+  // from its entry (-1 past the block's keys).
+  auto table_entry = [&](int64_t base) -> int32_t {
+    const int64_t mine = base + (lane & 15);
+    return mine < a.capacity ? a.block_table[tb.b * a.bt_stride + page_slot(a, static_cast<int>(mine)).entry] : 0;
+  };
+  auto key_offset_from = [&](int64_t base, int32_t entry) -> int64_t {
+    const int64_t mine = base + (lane & 15);
+    return mine < qt.blk_hi ? kv_page_offset(a, entry, page_slot(a, static_cast<int>(mine)).in_page, tb.hk) : -1;
+  };
   auto key_offset = [&](int64_t base) -> int64_t {
     const int64_t mine = base + (lane & 15);
     return mine < qt.blk_hi ? kv_offset_fast(a, tb.b, tb.hk, static_cast<int>(mine)) : -1;
   };
 
-  // The block-table entries of this warp's first group, read before q so the two latencies overlap.
-  int64_t next_off = key_offset(qt.blk_lo + 16 * warp);
+  // The prologue's reads all go out before any is waited for (one memory latency, not four): the context
+  // length, the block-table entries of the warp's first groups (as many as the ring has stages) counted
+  // from the chunk's first position (the block's first key unless a sliding window cuts the chunk; they
+  // are read again then), and the tile's q.
+  constexpr int kFirstGroups = kPipeline ? Ring::kStages : 1;
+  const int64_t context_len = a.context_lens[tb.b];
+  const int64_t first = QueryTile<kMmaTile>::first_key(a, tb) + 16 * warp;
+  int32_t first_entries[kFirstGroups];
+#pragma unroll
+  for (int st = 0; st < kFirstGroups; ++st) first_entries[st] = table_entry(first + kStride * st);
 
   // q rows of the tile, prescaled, in fp32 through shared memory (s_acc is free until the epilogue; in
-  // the pipeline it lies over warp 0's first ring stage, whose copies start after the barriers below):
-  // each thread issues all its loads before using any, so the prologue costs one memory latency.
+  // the pipeline it lies over warp 0's first ring stage, whose copies start after the barriers below).
   float(&s_qf)[kMmaTile][kDim] = s_acc[0];
   {
     constexpr int kPer = kMmaTile * kDim / kAttnThreads;
-    const float qs = q_prescale(a, kFp8 ? a.k_scale : 1.f);  // kFp8Rescale goes on S (f16 q keeps its range)
     float x[kPer];
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
       const int i = static_cast<int>(threadIdx.x) + j * kAttnThreads, qg = i / kDim, d = i % kDim;
-      const TileRow qr = qt.row(qg);
-      x[j] = qg < qt.rows && d < a.head_dim ? tile_q(a, tb.b, qr.t, qr.h, d) : 0.f;
+      int t, h;
+      qt.token_head(qg, t, h);
+      x[j] = qg < qt.rows && d < a.head_dim ? tile_q(a, tb.b, t, h, d) : 0.f;
     }
+    qt.set_keys(a, tb, context_len);
+    const float qs = q_prescale(a, kFp8 ? a.k_scale : 1.f);  // kFp8Rescale goes on S (f16 q keeps its range)
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
       const int i = static_cast<int>(threadIdx.x) + j * kAttnThreads;
       s_qf[i / kDim][i % kDim] = x[j] * qs;
     }
   }
+  const TileRow row = qt.row(g);  // this lane's query row (rows >= qt.rows have an empty range)
+  // Pool offsets of the warp's first groups (from the entries read above where they are the right ones).
+  auto first_offset = [&](int st) -> int64_t {
+    const int64_t base = qt.blk_lo + 16 * warp + kStride * st;
+    return qt.blk_lo + 16 * warp == first ? key_offset_from(base, first_entries[st]) : key_offset(base);
+  };
   __syncthreads();
   // Q fragments (row g: hi; row g + 8: lo), in shared memory (read once per k-step; registers go to
   // the K/V loads in flight): k-step s, lane (g, c) holds elements Map::q_elem(c, s, r, e) (words r = 0,
-  // 1; halves e) as {hi, hi, lo, lo} words.
+  // 1; halves e) as the A operand's words {hi r0, lo r0, hi r1, lo r1}.
   for (int i = static_cast<int>(threadIdx.x); i < kSteps * 32; i += kAttnThreads) {
     const int s = i / 32, qg = (i % 32) / 4, qc = i % 4;
     uint32_t w[4];
@@ -181,7 +205,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       w[r] = pack2(hi[0], hi[1]);
       w[2 + r] = pack2(lo[0], lo[1]);
     }
-    s_q[s][i % 32] = make_uint4(w[0], w[1], w[2], w[3]);
+    s_q[s][i % 32] = make_uint4(w[0], w[2], w[1], w[3]);  // the A operand's order: (g, hi), (g + 8, lo), ...
   }
   __syncthreads();  // s_q complete; s_qf (s_acc) free again
 
@@ -247,7 +271,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       for (int t = 0; t < 2; ++t) {
         uint32_t b0, b1;
         quad_of_key(gr.k[t][s / 2], s % 2, b0, b1);
-        mma_16816<MT>(sc[t], qf.x, qf.z, qf.y, qf.w, b0, b1);  // rows g: q's hi; rows g + 8: its lo
+        mma_16816<MT>(sc[t], qf.x, qf.y, qf.z, qf.w, b0, b1);  // rows g: q's hi; rows g + 8: its lo
       }
     }
     if constexpr (kDim > 128) fetch(gr, Fetch::v_all, 0);
@@ -300,22 +324,32 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
 
   // The warp's groups (64-bit positions: no wrap near 2^31).
   if constexpr (kPipeline) {
-    using Ring = MmaKvRing<kDim, kFp8 ? 1 : 2>;
     constexpr int kElemBytes = kFp8 ? 1 : 2;
     unsigned char* ring = s_dynamic + warp * Ring::kStages * Ring::kStageBytes;
-    // Copies a group's K and V rows into stage `st`: lane i of `offs` holds the pool offset of the group's
-    // key i % 16; rows past the block's keys and chunks past head_dim are zero-filled.
-    auto copy_group = [&](int st, int64_t offs) {
+    // Copies a group's K and V rows into stage `st` in pieces of kPiece chunks (kPiece * kChunkBytes bytes):
+    // lane i of `offs` holds the pool offset of the group's key i % 16; rows past the block's keys and
+    // chunks past head_dim are zero-filled.
+    auto copy_pieces = [&](auto piece, int st, int64_t offs) {
+      constexpr int kPiece = decltype(piece)::value, kPieces = Ring::kChunks / kPiece;
 #pragma unroll
-      for (int j = 0; j < 16 * Ring::kChunks / 32; ++j) {
-        const int idx = lane + 32 * j, r = idx / Ring::kChunks, ch = idx % Ring::kChunks;
+      for (int j = 0; j < 16 * kPieces / 32; ++j) {
+        const int idx = lane + 32 * j, r = idx / kPieces, ch = idx % kPieces * kPiece;
         const int64_t off = __shfl_sync(0xffffffffu, offs, r);
         const bool real = off >= 0 && 8 * ch < a.head_dim;
         const int64_t byte = real ? (off + 8 * ch) * kElemBytes : 0;
-        const int n = real ? Ring::kChunkBytes : 0;
-        cp_async_zfill<Ring::kChunkBytes>(ring + Ring::k_offset(st, r, ch), static_cast<const uint8_t*>(a.k) + byte, n);
-        cp_async_zfill<Ring::kChunkBytes>(ring + Ring::v_offset(st, r, ch), static_cast<const uint8_t*>(a.v) + byte, n);
+        const int n = real ? kPiece * Ring::kChunkBytes : 0;
+        cp_async_zfill<kPiece * Ring::kChunkBytes>(ring + Ring::k_offset(st, r, ch), static_cast<const uint8_t*>(a.k) + byte, n);
+        cp_async_zfill<kPiece * Ring::kChunkBytes>(ring + Ring::v_offset(st, r, ch), static_cast<const uint8_t*>(a.v) + byte, n);
       }
+    };
+    // fp8 rows go in 16-byte pieces (two chunks; the ring keeps chunk pairs together) where every row
+    // start is 16-byte aligned and head_dim a multiple of 16 (a.kv_rows_16b), else 8-byte ones: half the
+    // copy instructions per byte, which fp8's instruction-bound loop feels.
+    auto copy_group = [&](int st, int64_t offs) {
+      if constexpr (kFp8) {
+        if (a.kv_rows_16b) return copy_pieces(std::integral_constant<int, 2>{}, st, offs);
+      }
+      copy_pieces(std::integral_constant<int, 1>{}, st, offs);
     };
     // The lane's fragment vectors of the group in stage `st` (the same elements start_group and load_v
     // load): K's, and V's.
@@ -330,12 +364,13 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     // Groups kStages - 1 ahead of the one being computed are in flight; each iteration refills the stage
     // the previous one read.
     int64_t ahead = qt.blk_lo + 16 * warp;
+#pragma unroll
     for (int st = 0; st < Ring::kStages - 1; ++st) {
-      if (ahead < qt.blk_hi) copy_group(st, next_off);
+      if (ahead < qt.blk_hi) copy_group(st, first_offset(st));
       cp_async_commit();
       ahead += kStride;
-      next_off = key_offset(ahead);
     }
+    int64_t next_off = first_offset(Ring::kStages - 1);
     int st = 0;
     for (int64_t base = qt.blk_lo + 16 * warp; base < qt.blk_hi; base += kStride) {
       __syncwarp();  // the lanes' reads of the stage refilled now are done
@@ -364,6 +399,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     cp_async_wait<0>();
     __syncthreads();  // every warp is done with its ring: s_acc takes the space
   } else {
+    int64_t next_off = first_offset(0);
     for (int64_t base = qt.blk_lo + 16 * warp; base < qt.blk_hi; base += kStride) {
       Group cur;
       start_group(cur, base, next_off);

@@ -3,8 +3,9 @@
 // filled by cp.async while the math of earlier groups runs. A row is stored as 8-element chunks (one
 // KvVec: 16 bytes for f16/bf16, 8 for fp8) with the chunk index XOR-swizzled by the row, so that the
 // fragment reads of MmaHeadMap's sector map hit distinct shared-memory banks (f16/bf16 at every head_dim
-// bound, fp8 at 128 and 256; fp8 at 64 reads two-way). Host and device: the host tests check the swizzle is a
-// permutation of each row and count the bank conflicts.
+// bound, fp8 at 128 and 256; fp8 at 64 reads two-way). fp8's XOR masks are multiples of 4, so chunks 2p and
+// 2p + 1 stay adjacent and in order: a 16-byte copy fills both. Host and device: the host tests check the
+// swizzle is a permutation of each row, keeps fp8's chunk pairs together and count the bank conflicts.
 #pragma once
 #include "dcukern/platform/detect.hpp"
 
@@ -18,9 +19,11 @@ struct MmaKvRing {
   static constexpr int kMatrixBytes = 16 * kDim * kElemBytes;  // K (or V) rows of 16 keys
   static constexpr int kStageBytes = 2 * kMatrixBytes;
   // Ring per warp: 24 KiB (a 4-warp block's 96 KiB leave room for 2 blocks per SM on sm_90), or 3 stages
-  // where 24 KiB hold fewer than 2 (f16/bf16 at head_dim 256: 192 KiB a block, 1 block per SM).
+  // where 24 KiB hold fewer than 2 (f16/bf16 at head_dim 256: 192 KiB a block, 1 block per SM). Up to 6
+  // stages: fp8 at head_dim 128 takes 6 (measured on the H200: with 4 stages, 64 KiB a block, its 155
+  // registers let 3 blocks share an SM, and batches 32-64 ran 1.09-1.21x slower).
   static constexpr int kWarpBytes = 2 * kStageBytes <= 24 * 1024 ? 24 * 1024 : 3 * kStageBytes;
-  static constexpr int kStages = kWarpBytes / kStageBytes < 4 ? kWarpBytes / kStageBytes : 4;
+  static constexpr int kStages = kWarpBytes / kStageBytes < 6 ? kWarpBytes / kStageBytes : 6;
   static_assert(kStages >= 2, "a ring needs a stage to fill while one is read");
 
   // Where chunk `chunk` of row `row` lies within K's (V's) rows: the row's chunks permuted by an XOR.

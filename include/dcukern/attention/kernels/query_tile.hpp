@@ -30,27 +30,39 @@ struct TileRow {
 };
 
 // Query rows of one tile: row i of a (sequence, KV head) is token i / group, query head hk * group + i % group.
+// Two steps, so that a kernel can issue its other loads before it waits for the context length: the rows
+// (no memory reads), then set_keys with the sequence's context length (the key ranges). The two-argument
+// constructor does both.
 template <int kTile>
 struct QueryTile {
   int rows;                  // rows of the tile that exist (<= kTile)
+  int t[kTile], h[kTile];    // token and query head of each row
   int lo[kTile], hi[kTile];  // keys [lo, hi) each row attends to within this block's chunk (empty: 0, 0)
   int pos[kTile];            // the row's own position (ALiBi distance)
   float alibi[kTile];        // slope * log2(e), or 0
   int blk_lo, blk_hi;        // union of the rows' ranges: the keys this block reads
-  int t[kTile], h[kTile];    // token and query head of each row
 
-  __device__ __forceinline__ QueryTile(const AttnArgs& a, const TileBlock& tb) {
-    int64_t ctx = a.context_lens[tb.b];
-    ctx = ctx < 0 ? 0 : ctx > a.capacity ? a.capacity : ctx;
-    const int64_t c_lo = int64_t(tb.chunk) * a.chunk_size;
-    const int64_t c_hi = tb.chunk == a.num_chunks - 1 ? ctx : c_lo + a.chunk_size;
+  struct RowsOnly {};
+  __device__ __forceinline__ QueryTile(const AttnArgs& a, const TileBlock& tb, RowsOnly) {
     const int per_head = a.tokens * a.group;
     rows = per_head - tb.tile * kTile < kTile ? per_head - tb.tile * kTile : kTile;
-    blk_lo = 0x7fffffff, blk_hi = 0;
 #pragma unroll
     for (int g = 0; g < kTile; ++g) {
       const int i = tb.tile * kTile + (g < rows ? g : 0);
       t[g] = i / a.group, h[g] = tb.hk * a.group + i % a.group;
+    }
+  }
+  __device__ __forceinline__ QueryTile(const AttnArgs& a, const TileBlock& tb) : QueryTile(a, tb, RowsOnly{}) {
+    set_keys(a, tb, a.context_lens[tb.b]);
+  }
+  // context_len: the sequence's entry of context_lens, as read (clamped here to [0, capacity]).
+  __device__ __forceinline__ void set_keys(const AttnArgs& a, const TileBlock& tb, int64_t context_len) {
+    const int64_t ctx = context_len < 0 ? 0 : context_len > a.capacity ? a.capacity : context_len;
+    const int64_t c_lo = first_key(a, tb);
+    const int64_t c_hi = tb.chunk == a.num_chunks - 1 ? ctx : c_lo + a.chunk_size;
+    blk_lo = 0x7fffffff, blk_hi = 0;
+#pragma unroll
+    for (int g = 0; g < kTile; ++g) {
       const int64_t p = ctx - a.tokens + t[g];
       int64_t l = a.window_left >= 0 && p - a.window_left > 0 ? p - a.window_left : 0, e = p + 1;
       l = l > c_lo ? l : c_lo;
@@ -65,6 +77,17 @@ struct QueryTile {
       }
     }
     if (blk_hi == 0) blk_lo = 0;  // no row has a key here (empty chunk, context 0): an empty range
+  }
+  // The chunk's first position: blk_lo whenever the block has keys and no sliding window cuts them.
+  __device__ __forceinline__ static int64_t first_key(const AttnArgs& a, const TileBlock& tb) {
+    return int64_t(tb.chunk) * a.chunk_size;
+  }
+  // Token and query head of row g (compile-time or not; valid from the first step).
+  __device__ __forceinline__ void token_head(int g, int& tok, int& head) const {
+    tok = t[0], head = h[0];
+#pragma unroll
+    for (int i = 1; i < kTile; ++i)
+      if (i == g) tok = t[i], head = h[i];
   }
   // Row g (compile-time or not) without indexing the arrays dynamically (they stay in registers).
   __device__ __forceinline__ TileRow row(int g) const {
