@@ -20,7 +20,8 @@ namespace dcukern::attn_detail {
 
 constexpr float kFp8Rescale = DCUKERN_FP8_DECODE_HW ? 1.f : 256.f;  // decoded fp8 * kFp8Rescale = value
 
-// Two fp8 e4m3 bytes (bits 0..7 and 8..15 of t) -> an f16x2 word of value / kFp8Rescale.
+// Two fp8 e4m3 bytes (bits 0..7 and 8..15 of t; bits 16..31 are ignored) -> an f16x2 word of value /
+// kFp8Rescale.
 __device__ __forceinline__ uint32_t fp8x2_to_f16x2(uint32_t t) {
 #if DCUKERN_FP8_DECODE_HW
   uint32_t r;
@@ -33,7 +34,7 @@ __device__ __forceinline__ uint32_t fp8x2_to_f16x2(uint32_t t) {
 }
 // Four fp8 bytes b0 b1 b2 b3 of w -> f16x2 words (b0, b1) and (b2, b3), each value / kFp8Rescale.
 __device__ __forceinline__ void fp8_quad_to_f16x2(uint32_t w, uint32_t& lo, uint32_t& hi) {
-  lo = fp8x2_to_f16x2(w & 0xffffu);
+  lo = fp8x2_to_f16x2(w);  // (no mask: the conversion reads the low half only)
   hi = fp8x2_to_f16x2(w >> 16);
 }
 

@@ -291,6 +291,9 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float ref = mx > neg_inf() ? mx : 0.f;
     const float corr = device_exp2(m - ref);
+    // O^T needs rescaling only where a row's max moved up from a finite value (o is zero until a row has
+    // a key): a warp-uniform test, so most groups after a row's first few skip the multiplies.
+    const bool rescale = __any_sync(0xffffffffu, m > neg_inf() && mx > m);
     m = mx;
     l *= corr, le *= corr;
     uint32_t pb[2];
@@ -307,11 +310,16 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       pb[t] = pack2(p[0], p[1]);
     }
     // O^T rows of query rows 2c and 2c + 1 rescale by those rows' factors (held by lanes 8c and 8c + 4).
-    const float corr0 = __shfl_sync(0xffffffffu, corr, 8 * c), corr1 = __shfl_sync(0xffffffffu, corr, 8 * c + 4);
+    if (rescale) {
+      const float corr0 = __shfl_sync(0xffffffffu, corr, 8 * c), corr1 = __shfl_sync(0xffffffffu, corr, 8 * c + 4);
+#pragma unroll
+      for (int u = 0; u < kSteps; ++u) {
+        o[u][0] *= corr0, o[u][2] *= corr0;
+        o[u][1] *= corr1, o[u][3] *= corr1;
+      }
+    }
 #pragma unroll
     for (int u = 0; u < kSteps; ++u) {
-      o[u][0] *= corr0, o[u][2] *= corr0;
-      o[u][1] *= corr1, o[u][3] *= corr1;
       const int e = (2 * u) % 8, i = (2 * u) / 8;
       if (e == 0) fetch(gr, Fetch::v_vec, i);
       const uint32_t a0 = pair_across_keys(gr.v[0][i], gr.v[1][i], e);
