@@ -17,11 +17,12 @@
 // by the sum of the rounded values, so P's rounding cancels in o; the LSE comes from the unrounded sum.
 // (Measured and dropped: scale on S in fp32, 4-30% slower.)
 // Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
-// The prologue reads the first group's block-table entries and the tile's q (staged in shared memory,
-// all loads in flight at once) together; after issuing a group's loads, a warp reads the block-table
+// The prologue issues the context length, the first groups' block-table entries and the tile's q (staged
+// in shared memory) before it waits for any; after issuing a group's loads, a warp reads the block-table
 // entries of its next group, so they land during the math. (Measured on the H200 and dropped: the next
 // group's K/V in registers, 231 registers; L2 prefetches of the next 1-4 groups; 3- or 4-blocks-per-SM
-// register bounds; two groups per step for fp8: slower in most cases, capabilities/evidence/.)
+// register bounds; two groups per step for fp8: slower in most cases, capabilities/evidence/; skipping
+// O's rescale when no row's max moved (a warp vote): within 1 % either way.)
 // Variants (MmaVariant): standard, and smem_pipeline (K/V through a shared-memory ring), at the enum.
 #pragma once
 #include "dcukern/attention/kernels/kv_vec.hpp"
@@ -84,7 +85,7 @@ enum class MmaVariant : uint8_t {
   standard,
   // K/V reach registers through a per-warp shared-memory ring (mma_kv_ring.hpp) that cp.async fills
   // kStages - 1 groups ahead, so a warp's loads stay in flight during its math without holding
-  // registers; sector head map. sm_90 registers: 211 (bf16 D 128), 181 (fp8 D 128). Shared memory per
+  // registers; sector head map. sm_90 registers: 181 (bf16 D 128), 158 (fp8 D 128). Shared memory per
   // block: 96 KiB (2 blocks per SM) up to head_dim 128 and for fp8 at 256, 192 KiB at f16/bf16 256.
   // Row attention.mma_split.smem_pipeline (sm_90).
   smem_pipeline,
