@@ -111,11 +111,18 @@ __device__ __forceinline__ float q_prescale(const AttnArgs& a, float k_scale) {
   return a.scale * k_scale * (a.soft_cap > 0.f ? 1.f : kLog2e);
 }
 
-// Dot (prescaled q) of key j for a row -> base-2 logit, -inf outside the row's range.
-__device__ __forceinline__ float tile_logit(const AttnArgs& a, const TileRow& r, float dot, int j) {
-  float x = a.soft_cap > 0.f ? a.soft_cap * kLog2e * tanh_exp2(dot / a.soft_cap) : dot;
+// A dot (prescaled q) under the soft cap (a.soft_cap > 0), in base-2 units.
+__device__ __forceinline__ float capped_logit(const AttnArgs& a, float dot) {
+  return a.soft_cap * kLog2e * tanh_exp2(dot / a.soft_cap);
+}
+// A base-2 logit of key j (capped where there is a cap) for a row: ALiBi added, -inf outside the row's range.
+__device__ __forceinline__ float placed_logit(const TileRow& r, float x, int j) {
   x += r.alibi * static_cast<float>(j - r.pos);
   return j >= r.lo && j < r.hi ? x : neg_inf();
+}
+// Dot (prescaled q) of key j for a row -> base-2 logit, -inf outside the row's range.
+__device__ __forceinline__ float tile_logit(const AttnArgs& a, const TileRow& r, float dot, int j) {
+  return placed_logit(r, a.soft_cap > 0.f ? capped_logit(a, dot) : dot, j);
 }
 
 // Epilogue. s_acc[slot][row][d] holds each slot's unnormalised output, s_m / s_l its base-2 max and the sum
