@@ -358,9 +358,10 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
         const int64_t off = __shfl_sync(0xffffffffu, offs, r);
         const bool real = off >= 0 && 8 * ch < a.head_dim;
         const int64_t byte = real ? (off + 8 * ch) * kElemBytes : 0;
-        const int n = real ? kPiece * Ring::kChunkBytes : 0;
-        cp_async_zfill<kPiece * Ring::kChunkBytes>(ring + Ring::k_offset(st, r, ch), static_cast<const uint8_t*>(a.k) + byte, n);
-        cp_async_zfill<kPiece * Ring::kChunkBytes>(ring + Ring::v_offset(st, r, ch), static_cast<const uint8_t*>(a.v) + byte, n);
+        constexpr int kBytes = kPiece * Ring::kChunkBytes;
+        const int n = real ? kBytes : 0;
+        cp_async_zfill<kBytes>(ring + Ring::k_offset(st, r, ch), static_cast<const uint8_t*>(a.k) + byte, n);
+        cp_async_zfill<kBytes>(ring + Ring::v_offset(st, r, ch), static_cast<const uint8_t*>(a.v) + byte, n);
       }
     };
     // fp8 rows go in 16-byte pieces (two chunks; the ring keeps chunk pairs together) where every row
