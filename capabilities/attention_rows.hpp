@@ -1,15 +1,15 @@
 // Paged-KV decode attention capability rows. Selection order: forced, tuned for the detected target
-// (.smem_pipeline on sm_90: the fastest row in 118 of the 120 bench cases there at 44d1289), then the rows below, top
-// to bottom: on NVIDIA sm_80+ the tensor-core rows, elsewhere the grouped rows, then the per-row rows,
-// which accept every valid call.
+// (.smem_pipeline on sm_90: the fastest row in 118 of the 120 bench cases there at 44d1289), then the rows
+// below, top to bottom: on NVIDIA sm_80+ the tensor-core rows, elsewhere the grouped rows, then the
+// per-row rows, which accept every valid call.
 //
-// Evidence (kEvidence): every row passed
-// tests/device/attention_device_test.cu on the H200 at 44d1289 and again at 9f65660
-// (11 cases, 17908 assertions; compute-sanitizer memcheck clean); capabilities/evidence/attention-sm_90.json
-// holds the benchmark of .smem_pipeline at 9f65660, attention-sm_90-44d1289.json that of the three split
-// rows at 44d1289 (attention-sm_90-a2a578e.json: the earlier run of the register-path rows). The rows but .smem_pipeline also passed dcukern-audit's smoke run there at
-// a2a578e, .smem_pipeline (forced) at 090f016. AMD / Hygon: the portable rows compile for every
-// target (ISA audit); none has run on that hardware.
+// Evidence (kEvidence): every row passed tests/device/attention_device_test.cu on the H200 at 44d1289
+// and again at 9f65660 (11 cases, 17908 assertions; compute-sanitizer memcheck clean);
+// capabilities/evidence/attention-sm_90.json holds the benchmark of .smem_pipeline at 9f65660,
+// attention-sm_90-44d1289.json that of the three split rows at 44d1289 (attention-sm_90-a2a578e.json: the
+// earlier run of the register-path rows). The rows but .smem_pipeline also passed dcukern-audit's smoke
+// run there at a2a578e, .smem_pipeline (forced) at 090f016. AMD / Hygon: the portable rows compile for
+// every target (ISA audit); none has run on that hardware.
 #pragma once
 #include "dcukern/attention/kernel_id.hpp"
 #include "dcukern/attention/params.hpp"
