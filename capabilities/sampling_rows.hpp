@@ -33,12 +33,13 @@ constexpr const char* kEvidence =
 
 inline constexpr SamplingRow kSamplingRows[] = {
     {"sampling.split.vec",
-     "one block per 8192-element tile of a row, 16-byte loads; each tile's value-bin window and top-bin list "
+     "one block per tile of a row (8192 elements; 16384 for 16-bit logits in batches of 64 rows or more), "
+     "16-byte loads; each tile's value-bin window and top-bin list "
      "merged by the row's last block, which draws (top-k rows read the logits once); other rows: the one-block "
      "algorithm in that block",
      0, nullptr, sampling_rows::split(sampling_rows::vectorised()), sampling_rows::kSplitSemantics,
      sampling_rows::kSplitEvidence, "sampling.split", SamplingKernel::split_vec, "sampling_split_kernel<true,"},
-    {"sampling.split", "one block per 8192-element tile of a row, scalar loads (as sampling.split.vec)", 0, nullptr,
+    {"sampling.split", "one block per tile of a row, scalar loads (as sampling.split.vec)", 0, nullptr,
      sampling_rows::split(SamplingContract{sampling_rows::kAll}), sampling_rows::kSplitSemantics,
      sampling_rows::kSplitEvidence, "sampling.block.vec", SamplingKernel::split, "sampling_split_kernel<false,"},
     {"sampling.block.vec", "one block per row, 16-byte loads; histogram cut + shared-memory resolve", 0, nullptr,

@@ -10,8 +10,9 @@
 //   dcukern::sampling_workspace_init(workspace, bytes, stream);   // once, after allocating it
 //   dcukern::Status s = dcukern::sample(p, workspace, bytes, stream);
 //
-// With a workspace the split rows can run: one block per 8192-element tile of a row, so that B = 1 is
-// fast too; the workspace holds about 2.6 KB per tile (25 MB at B = 512, V = 151936; 85 MB at B = 1024,
+// With a workspace the split rows can run: one block per tile of a row (8192 elements, or 16384 of
+// 16-bit logits at B >= 64), so that B = 1 is fast too; the workspace holds about 2.6 KB per 8192
+// elements of the batch (25 MB at B = 512, V = 151936; 85 MB at B = 1024,
 // V = 262144). Without one (sample(p, stream)) only the one-block-per-row rows can. The workspace must be
 // zeroed once before its first call (sampling_workspace_init, or any memset to 0); every call leaves it
 // ready for the next, whatever its B and V, so a call of up to 1024 rows is one kernel launch (larger

@@ -298,7 +298,9 @@ TEST_CASE("split rows: a tile whose top bin holds more than its list, so the las
 
 TEST_CASE("split rows: one workspace serves calls of different B and V in turn") {
   // Every call leaves the workspace's counters zero whatever its shape (a larger batch after a smaller
-  // one, longer rows after shorter ones), so the next call's tickets find each row's last block.
+  // one, longer rows after shorter ones), so the next call's tickets find each row's last block. With
+  // bf16 logits the two shapes also lay the workspace out for different tiles (split_items: 16 and 32
+  // elements per thread).
   std::mt19937_64 rng(9);
   std::normal_distribution<float> nd(0.0f, 2.0f);
   auto values = [&](int64_t v) {
@@ -307,11 +309,12 @@ TEST_CASE("split rows: one workspace serves calls of different B and V in turn")
     return l;
   };
   const Batch small(DType::f32, values(9000), 3), big(DType::f32, values(40000), 64);
+  const Batch small16(DType::bf16, values(9000), 3), big16(DType::bf16, values(40000), 64);
   Workspace ws(std::max(workspace_bytes(small), workspace_bytes(big)));
   ref::SamplingRowParams rp;
   rp.top_k = 5;
   int call = 0;
-  for (const Batch* lb : {&small, &big, &small, &big}) {
+  for (const Batch* lb : {&small, &big, &small, &big, &small16, &big16, &small16, &big16, &small}) {
     std::vector<int64_t> order(lb->v);
     for (int64_t i = 0; i < lb->v; ++i) order[i] = i;
     std::partial_sort(order.begin(), order.begin() + 5, order.end(),

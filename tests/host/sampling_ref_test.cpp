@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "dcukern/ref/sampling.hpp"
 #include "dcukern/registry/resolve.hpp"
@@ -196,12 +197,27 @@ TEST_CASE("sampling split rows: chosen when a workspace is given; without one a 
       if (&a != &b) CHECK(std::string(b.kernel_symbol).find(a.kernel_symbol) == std::string::npos);
 }
 
-TEST_CASE("sampling workspace: one tile of 8192 elements per block, every region counted") {
+TEST_CASE("sampling workspace: tiles of 8192 elements (16384 for 16-bit logits in large batches), every region counted") {
   using namespace sampling_detail;
   CHECK(split_tiles(1) == 1);
   CHECK(split_tiles(8192) == 1);
   CHECK(split_tiles(8193) == 2);
   CHECK(split_tiles(151936) == 19);
+  CHECK(split_items(1024, 4) == 16);
+  CHECK(split_items(kSplitLargeBatch - 1, 2) == 16);
+  CHECK(split_items(kSplitLargeBatch, 2) == 32);
+  CHECK(split_tiles(151936, 32) == 10);
+  CHECK(split_tiles(16384, 32) == 1);
+  // Every call's layout lies inside the workspace sized for its shape: the regions count 16-item tiles.
+  for (const int64_t b : {int64_t(1), kSplitLargeBatch, int64_t(100)})
+    for (const int bytes : {2, 4}) {
+      std::vector<char> ws(split_workspace_bytes(b, 262144));
+      const SplitWorkspace w = split_layout(ws.data(), b, 262144, bytes);
+      CHECK(w.items == split_items(b, bytes));
+      CHECK(w.tiles <= split_tiles(262144));
+      const char* end = reinterpret_cast<const char*>(w.list + b * w.tiles * kListCap);
+      CHECK(end <= ws.data() + ws.size());
+    }
   SamplingParams p = valid_params();
   CHECK(sampling_workspace_bytes(p) == split_workspace_bytes(4, 1024));
   const size_t big = split_workspace_bytes(1024, 262144);

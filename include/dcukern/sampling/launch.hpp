@@ -17,12 +17,19 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
     return Status::success();
   }
   const unsigned grid = unsigned(batch * w->tiles);
-#if DCUKERN_PLATFORM_HIP  // the occupancy variants differ on CUDA only (DCUKERN_CUDA_MIN_BLOCKS)
-  sampling_split_kernel<kVec, DT, 2><<<grid, kThreads, 0, s>>>(a, *w);
-#else
-  if (batch >= kSplitOccupancyBatch) sampling_split_kernel<kVec, DT, 3><<<grid, kThreads, 0, s>>>(a, *w);
-  else sampling_split_kernel<kVec, DT, 2><<<grid, kThreads, 0, s>>>(a, *w);
+  if constexpr (DT != DType::f32) {
+    if (w->items == 32) {  // 16-bit logits, large batches (split_items)
+      sampling_split_kernel<kVec, DT, 2, 32><<<grid, kThreads, 0, s>>>(a, *w);
+      return Status::success();
+    }
+  }
+#if DCUKERN_PLATFORM_CUDA  // the occupancy variants differ on CUDA only (DCUKERN_CUDA_MIN_BLOCKS)
+  if (batch >= kSplitLargeBatch) {
+    sampling_split_kernel<kVec, DT, 3, 16><<<grid, kThreads, 0, s>>>(a, *w);
+    return Status::success();
+  }
 #endif
+  sampling_split_kernel<kVec, DT, 2, 16><<<grid, kThreads, 0, s>>>(a, *w);
   return Status::success();
 }
 
@@ -45,7 +52,7 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
                      bool advance, stream_t s) {
   SplitWorkspace w{};
   if (is_split(kernel)) {  // the workspace's counters are zero (sampling_workspace_init, then every call)
-    w = split_layout(workspace, batch, a.vocab);
+    w = split_layout(workspace, batch, a.vocab, dtype_bytes(dt));
     w.advance = advance;
     if (batch > kSyncRows)  // other shapes' regions may overlap these counters (workspace.hpp)
       if (Status e = runtime_status(runtime_memset_async(workspace, 0, split_sync_bytes(batch), s), "sampling workspace");

@@ -6,7 +6,7 @@
 // first), whatever the shapes of the calls before it, and a captured graph replays correctly. Calls that
 // may run at the same time (on different streams) must not share a workspace: their counters would mix.
 //
-// Regions (tiles = ceil(V / kSplitTile) per row):
+// Regions (tiles = ceil(V / split_tile(items)) per row; the sizes count the most tiles, of 16 items):
 //   sync[-1].scanned     rows finished (the last one advances the device offset and zeroes it)
 //   sync[r].scanned      the ticket counter of row r's tiles (zeroed by the row's last block)
 //   header[r][tile]      one tile's largest sort key, top value bin, stored window length, flags, and
@@ -23,8 +23,6 @@
 namespace dcukern::sampling_detail {
 
 constexpr int kSplitThreads = 512;                                   // = kThreads of the kernels
-constexpr int kSplitItems = 16;                                      // elements per thread: one tile in registers
-constexpr int64_t kSplitTile = int64_t(kSplitThreads) * kSplitItems;  // elements per block
 constexpr int kWindow = 256;                                         // value bins one tile may store (2 octaves)
 constexpr int kMergeBins = 2048;                                     // value bins a row's merge covers (16 octaves)
 constexpr int kSplitCap = 2048;                                      // candidates per row (= kCap of the kernels)
@@ -48,11 +46,24 @@ struct SplitWorkspace {
   uint16_t* window;
   uint64_t* list;
   int tiles;
+  int items;     // elements per thread of a tile (split_items)
   int rows;      // B
   bool advance;  // the last row to finish adds 1 to *offset_ptr
 };
 
-DCUKERN_HD constexpr int split_tiles(int64_t vocab) { return int((vocab + kSplitTile - 1) / kSplitTile); }
+// Batches of kSplitLargeBatch rows or more fill the device with tiles; smaller ones are bound by the
+// latency of a row's chain of blocks.
+constexpr int64_t kSplitLargeBatch = 64;
+// Elements per thread, one tile in registers: 16, or 32 for 16-bit logits in large batches (packed
+// pairs in the same registers: a 32 KiB tile, as fp32's, so a row pays the tiles' fixed costs, barriers,
+// ticket and merge, half as often per element). Small batches keep the smaller tiles: more blocks a row.
+DCUKERN_HD constexpr int split_items(int64_t batch, int logit_bytes) {
+  return logit_bytes == 2 && batch >= kSplitLargeBatch ? 32 : 16;
+}
+DCUKERN_HD constexpr int64_t split_tile(int items) { return int64_t(kSplitThreads) * items; }
+DCUKERN_HD constexpr int split_tiles(int64_t vocab, int items = 16) {
+  return int((vocab + split_tile(items) - 1) / split_tile(items));
+}
 
 DCUKERN_HD constexpr size_t split_align(size_t n) { return (n + 255) & ~size_t(255); }
 
@@ -80,7 +91,8 @@ DCUKERN_HD constexpr size_t split_workspace_bytes(int64_t b, int64_t v) {
          split_list_bytes(b, v);
 }
 
-inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v) {
+// The regions of a call with logits of logit_bytes each (inside the regions sized for 16-item tiles).
+inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v, int logit_bytes) {
   char* p = static_cast<char*>(base);
   SplitWorkspace w;
   w.sync = reinterpret_cast<SplitSync*>(p) + 1;
@@ -90,7 +102,8 @@ inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v) {
   w.window = reinterpret_cast<uint16_t*>(p);
   p += split_window_bytes(b, v);
   w.list = reinterpret_cast<uint64_t*>(p);
-  w.tiles = split_tiles(v);
+  w.items = split_items(b, logit_bytes);
+  w.tiles = split_tiles(v, w.items);
   w.rows = int(b);
   w.advance = false;
   return w;

@@ -99,6 +99,7 @@ template <DType DT, bool kVec, int kN = kItems>
 struct RowLoader {
   static constexpr int kElt = DT == DType::f32 ? 4 : 2;
   static constexpr int kW = kVec ? 16 / kElt : 1;
+  static constexpr int kCount = kN;  // elements per thread
   const void* row;
   int64_t vocab;
 

@@ -1,4 +1,4 @@
-// sampling.split / sampling.split.vec: one block per tile of kSplitTile elements of a row (1-D grid of
+// sampling.split / sampling.split.vec: one block per tile of split_tile(kItems) elements of a row (1-D grid of
 // B * tiles blocks, row-major). Every block scans its tile (split_scan.hpp); the row's last block to
 // arrive merges the tiles' windows into the row's plan and finishes the row:
 //   invalid / greedy rows: the plan's answer;
@@ -64,23 +64,23 @@ __device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, uint32_
 }
 
 // The row's elements in value bins >= cut_bin, from the logits -> s.draw.cand; returns their number.
-template <DType DT, bool kVec>
+template <DType DT, bool kVec, int kItems>
 __device__ inline int gather_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, uint32_t cut_bin,
                                  SplitShared& s) {
-  const RowLoader<DT, kVec, kSplitItems> L{row_start<DT>(a, row), a.vocab};
+  const RowLoader<DT, kVec, kItems> L{row_start<DT>(a, row), a.vocab};
   for (int tile = 0; tile < w.tiles; ++tile) {
     if (load_coherent(&w.header[row * w.tiles + tile].top) < cut_bin) continue;  // no element qualifies
-    const int64_t base = int64_t(tile) * kSplitTile;
-    float x[kSplitItems];
+    const int64_t base = int64_t(tile) * split_tile(kItems);
+    float x[kItems];
     L.load(base, x);
-    if (base + kSplitTile <= a.vocab) append_keys<true>(L, base, x, cut_bin, &s.n_gathered, s.draw.cand, uint32_t(kCap));
+    if (base + split_tile(kItems) <= a.vocab) append_keys<true>(L, base, x, cut_bin, &s.n_gathered, s.draw.cand, uint32_t(kCap));
     else append_keys<false>(L, base, x, cut_bin, &s.n_gathered, s.draw.cand, uint32_t(kCap));
   }
   return gathered(s);
 }
 
 // The row's last block, after the merge: the row's token. kListBatch: gather_lists' loads in flight.
-template <bool kVec, DType DT, int kListBatch>
+template <bool kVec, DType DT, int kItems, int kListBatch>
 __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, const RowParams& p,
                                   const SplitPlan& plan, SplitShared& s) {
   switch (plan.mode) {
@@ -89,7 +89,7 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
     case SplitMode::fast: {
       const float u = row_uniform(a, row);  // its loads in flight during the gather
       const int n = plan_gather(plan.cut_bin, w.tiles, s) ? gather_lists<kListBatch>(w, row, plan.cut_bin, s)
-                                                          : gather_row<DT, kVec>(a, w, row, plan.cut_bin, s);
+                                                          : gather_row<DT, kVec, kItems>(a, w, row, plan.cut_bin, s);
       return write_token(a, row, draw_candidates(plan, p, n, u, s.draw), true);
     }
     case SplitMode::fallback: break;
@@ -97,14 +97,14 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
   sample_row(RowLoader<DT, kVec>{row_start<DT>(a, row), a.vocab}, a, row, s.draw);
 }
 
-// kMinBlocks blocks per SM on sm_90: 3 (at most 42 registers per thread) for batches of 64 rows or
-// more, where the tile scan is latency-bound and occupancy pays (B = 512: 14 % faster than 2; 4 spill
-// and run slower); 2 for smaller batches, whose time is the latency of a row's chain of blocks and its
-// last block (B = 32, k = 1000: 48 vs 54 us; B = 1: 17.5 vs 18.1 us). Other targets ignore it.
-constexpr int kSplitOccupancyBatch = 64;
+// kMinBlocks blocks per SM on sm_90: 3 (at most 42 registers per thread) for fp32 batches of
+// kSplitLargeBatch rows or more, where the tile scan is latency-bound and occupancy pays (B = 512: 14 %
+// faster than 2; 4 spill and run slower); 2 for smaller batches, whose time is the latency of a row's
+// chain of blocks and its last block (B = 32, k = 1000: 48 vs 54 us; B = 1: 17.5 vs 18.1 us), and for
+// the 32-item tiles of 16-bit logits (under 3 their packed tile spills). Other targets ignore it.
 // Loads in flight in the gather from the lists. 16, a whole row's lists (up to 32 tiles) in one round,
-// where the row's chain is the time and the registers allow it: CUDA's 2-blocks-per-SM instance (below
-// kSplitOccupancyBatch). 8 elsewhere: under the 3-blocks-per-SM bound, and on HIP, where no bound
+// where the row's chain is the time and the registers allow it: CUDA's 2-blocks-per-SM instances.
+// 8 elsewhere: under the 3-blocks-per-SM bound, and on HIP, where no bound
 // applies and 16 took the kernel from 63 to 85 VGPRs on gfx906 (4 -> 2 waves per SIMD).
 #if DCUKERN_PLATFORM_HIP
 template <int kMinBlocks>
@@ -113,15 +113,16 @@ inline constexpr int kSplitListBatch = 8;
 template <int kMinBlocks>
 inline constexpr int kSplitListBatch = kMinBlocks <= 2 ? 16 : 8;
 #endif
-template <bool kVec, DType DT, int kMinBlocks>
+// kItems: elements per thread of a tile, w.items (split_items).
+template <bool kVec, DType DT, int kMinBlocks, int kItems>
 __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kMinBlocks))
     sampling_split_kernel(SamplingArgs a, SplitWorkspace w) {
   __shared__ SplitShared s;
   const int64_t row = blockIdx.x / w.tiles;
-  if (!scan_row_tile<kVec, DT>(a, w, row, s)) return;  // not the row's last block
-  if (threadIdx.x == 0) w.sync[row].scanned = 0;        // every tile has arrived: zero for the next call
+  if (!scan_row_tile<kVec, DT, kItems>(a, w, row, s)) return;  // not the row's last block
+  if (threadIdx.x == 0) w.sync[row].scanned = 0;                // every tile has arrived: zero for the next call
   const RowParams p = s.params;
-  finish_row<kVec, DT, kSplitListBatch<kMinBlocks>>(a, w, row, p, merge_row(a, w, row, p, s), s);
+  finish_row<kVec, DT, kItems, kSplitListBatch<kMinBlocks>>(a, w, row, p, merge_row(a, w, row, p, s), s);
   row_finished(a, w, s.flag);
 }
 

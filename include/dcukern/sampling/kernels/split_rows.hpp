@@ -3,6 +3,7 @@
 // keys, the draw among a row's gathered candidates, and the count of finished rows that advances the
 // device offset.
 #pragma once
+#include "dcukern/platform/atomic.hpp"
 #include "dcukern/sampling/kernels/sorted_draw.hpp"
 #include "dcukern/sampling/kernels/wave_draw.hpp"
 #include "dcukern/sampling/workspace.hpp"
@@ -12,7 +13,7 @@ namespace dcukern::sampling_detail {
 static_assert(kSplitThreads == kThreads && kSplitCap == kCap && kWindow <= kThreads && kMergeBins % kThreads == 0,
               "split layout");
 static_assert(kMergeBins <= kBins, "a fast row's candidates fit the buckets of sort_candidates_by_bin");
-constexpr int kMaxSplitTiles = split_tiles(kSamplingMaxVocab);
+constexpr int kMaxSplitTiles = split_tiles(kSamplingMaxVocab);  // of 16 items: the most
 
 // Loads of data that other blocks of the same grid wrote (volatile: not served from a stale L1).
 template <class T>
@@ -21,9 +22,10 @@ __device__ __forceinline__ T load_coherent(const T* p) {
 }
 
 // Every block of a group calls this once, after its writes; true in the last block to arrive, which
-// then sees the writes of all of them. One fence per block: the barrier orders the block's writes
-// before thread 0's fence and ticket (the pattern of a cooperative grid barrier). `write` runs in
-// thread 0 after the barrier and before the fence (a result that needs the whole block's work).
+// then sees the writes of all of them. One acquire-release ticket per block (platform/atomic.hpp): the
+// barrier orders the block's writes before thread 0's ticket, and the barrier after it orders the last
+// block's reads after that ticket. `write` runs in thread 0 after the barrier and before the ticket (a
+// result that needs the whole block's work).
 struct NoWrite {
   __device__ void operator()() const {}
 };
@@ -32,13 +34,10 @@ __device__ inline bool arrive_last(uint32_t* counter, int blocks, uint32_t& flag
   __syncthreads();
   if (threadIdx.x == 0) {
     write();
-    __threadfence();
-    flag = atomicAdd(counter, 1u) == uint32_t(blocks - 1) ? 1u : 0u;
+    flag = ticket_add(counter, 1u) == uint32_t(blocks - 1) ? 1u : 0u;
   }
   __syncthreads();
-  const bool last = flag != 0;
-  if (last) __threadfence();
-  return last;
+  return flag != 0;
 }
 
 enum class SplitMode : uint32_t {
@@ -61,11 +60,11 @@ __device__ __forceinline__ bool split_fast_row(const RowParams& p, int64_t vocab
 // *counter; at most cap are stored). One compare per element against the bin's lowest float; only
 // elements above it compute their bin and key. kFull: the whole tile lies inside the row.
 template <bool kFull, class Loader>
-__device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const float (&x)[kSplitItems],
+__device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const float (&x)[Loader::kCount],
                                             uint32_t floor_bin, uint32_t* counter, uint64_t* out, uint32_t cap) {
   const float lowest = bin_floor(floor_bin);
 #pragma unroll
-  for (int u = 0; u < kSplitItems; ++u) {
+  for (int u = 0; u < Loader::kCount; ++u) {
     if (!(x[u] >= lowest)) continue;
     const int64_t i = L.index(base, u);
     if ((!kFull && i >= L.vocab) || value_bin(x[u]) < floor_bin) continue;

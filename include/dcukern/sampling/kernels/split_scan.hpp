@@ -1,5 +1,5 @@
 // The scan of the split rows (sampling.split, sampling.split.vec): what each block of a row does with its
-// tile of kSplitTile elements (held in registers), and the merge its row's last block runs.
+// tile of split_tile(kItems) elements (held in registers), and the merge its row's last block runs.
 //   Each block: the tile's largest sort key and NaN flag -> header (written at the row's ticket). For rows the fast path serves
 //   (split_fast_row: 2 <= top_k <= kSplitCap, top_k < V, T > 0) also:
 //   - window: the counts of the value bins from the tile's top bin down to the bin of its k-th largest
@@ -179,12 +179,12 @@ constexpr uint32_t kNaNWord = 0xFFFFFFFFu;  // above the order key of every non-
 // elements for its first index and fold it into s.first_index (atomicMin, read after a later barrier).
 // thread_word: the order key of this thread's largest element (0: it holds none).
 template <bool kFull, class Loader>
-__device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base, const float (&x)[kSplitItems],
+__device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base, const float (&x)[Loader::kCount],
                                                   uint32_t& thread_word, ScanShared& s) {
   float m = -INFINITY;
   bool any = kFull, bad = false;
 #pragma unroll
-  for (int u = 0; u < kSplitItems; ++u) {
+  for (int u = 0; u < Loader::kCount; ++u) {
     if (!kFull && L.index(base, u) >= L.vocab) continue;
     m = fmaxf(m, x[u]);  // ignores NaN; the test below sees it
     bad = bad || x[u] != x[u];
@@ -195,7 +195,7 @@ __device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base,
   if (word != kNaNWord && thread_word == word) {
     uint32_t first = 0xFFFFFFFFu;
 #pragma unroll
-    for (int u = kSplitItems - 1; u >= 0; --u)
+    for (int u = Loader::kCount - 1; u >= 0; --u)
       if ((kFull || L.index(base, u) < L.vocab) && order_key(finite_logit(x[u])) == word) first = uint32_t(L.index(base, u));
     atomicMin(&s.first_index, first);
   }
@@ -210,11 +210,11 @@ __device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base,
 static_assert(kWindow + 64 <= kMergeBins, "spare slots after the window");
 enum class WindowSign { positive, negative, mixed };
 template <WindowSign kSign, bool kFull, class Loader>
-__device__ __forceinline__ void count_window(const Loader& L, int64_t base, const float (&x)[kSplitItems],
+__device__ __forceinline__ void count_window(const Loader& L, int64_t base, const float (&x)[Loader::kCount],
                                              uint32_t top, ScanShared& s) {
   const uint32_t spare = uint32_t(lane_id());
 #pragma unroll
-  for (int u = 0; u < kSplitItems; ++u) {
+  for (int u = 0; u < Loader::kCount; ++u) {
     const uint32_t h = __float_as_uint(x[u]) >> 16;
     uint32_t d;
     if constexpr (kSign == WindowSign::positive) d = top - 0x8000u - h;   // bin = h + 0x8000
@@ -225,7 +225,7 @@ __device__ __forceinline__ void count_window(const Loader& L, int64_t base, cons
   }
 }
 template <bool kFull, class Loader>
-__device__ __forceinline__ void count_window(const Loader& L, int64_t base, const float (&x)[kSplitItems],
+__device__ __forceinline__ void count_window(const Loader& L, int64_t base, const float (&x)[Loader::kCount],
                                              uint32_t top, ScanShared& s) {
   constexpr uint32_t kPlusZeroBin = 0x8000u, kMaxFiniteBin = 0xFF7Fu;
   if (top >= kPlusZeroBin + uint32_t(kWindow) && top < kMaxFiniteBin)
@@ -239,7 +239,7 @@ __device__ __forceinline__ void count_window(const Loader& L, int64_t base, cons
 // Window and list of a tile of a fast-path row (s.count[0, kWindow) and s.n_list zeroed before a
 // barrier); returns its header without max_key and list_n, which thread 0 fills in at the ticket.
 template <bool kFull, class Loader>
-__device__ inline SplitHeader scan_tile(const Loader& L, int64_t base, const float (&x)[kSplitItems],
+__device__ inline SplitHeader scan_tile(const Loader& L, int64_t base, const float (&x)[Loader::kCount],
                                         uint32_t thread_word, uint32_t top, uint32_t k, uint64_t* list,
                                         uint16_t* window, ScanShared& s) {
   count_window<kFull>(L, base, x, top, s);
@@ -262,14 +262,14 @@ __device__ inline SplitHeader scan_tile(const Loader& L, int64_t base, const flo
 
 // One block's tile of row `row`: its header, and for fast-path rows its window and list; true in the
 // row's last block to arrive (which then sees every tile's writes). s.params: the row's parameters.
-template <bool kVec, DType DT>
+template <bool kVec, DType DT, int kItems>
 __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, SplitShared& s) {
   const int tiles = w.tiles;
   const int tile = int(blockIdx.x % tiles);
-  const RowLoader<DT, kVec, kSplitItems> L{row_start<DT>(a, row), a.vocab};
-  const int64_t base = int64_t(tile) * kSplitTile;
-  const bool full = base + kSplitTile <= a.vocab;
-  float x[kSplitItems];
+  const RowLoader<DT, kVec, kItems> L{row_start<DT>(a, row), a.vocab};
+  const int64_t base = int64_t(tile) * split_tile(kItems);
+  const bool full = base + split_tile(kItems) <= a.vocab;
+  float x[kItems];
   L.load(base, x);
   // Set up before tile_max_word's barrier: the row's parameters, the window, the list and index slots.
   if (threadIdx.x < kWindow) s.scan.count[threadIdx.x] = 0;  // thread t < kWindow owns bin top - t
