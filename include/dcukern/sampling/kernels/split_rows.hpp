@@ -57,19 +57,26 @@ __device__ __forceinline__ bool split_fast_row(const RowParams& p, int64_t vocab
 }
 
 // Appends the sort keys of this thread's tile elements in value bins >= floor_bin to out[] (slots from
-// *counter; at most cap are stored). One compare per element against the bin's lowest float; only
-// elements above it compute their bin and key. kFull: the whole tile lies inside the row.
+// *counter; at most cap are stored). One compare per element against the bin's lowest float, into a
+// mask without branches; then a loop over the (few) elements it marks, which reads each one again
+// (from L1 or L2: the tile was just loaded) instead of indexing the registers. kFull: the whole tile lies
+// inside the row.
 template <bool kFull, class Loader>
 __device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const float (&x)[Loader::kCount],
                                             uint32_t floor_bin, uint32_t* counter, uint64_t* out, uint32_t cap) {
+  static_assert(Loader::kCount <= 32, "one mask bit per element");
   const float lowest = bin_floor(floor_bin);
+  uint32_t marked = 0;
 #pragma unroll
-  for (int u = 0; u < Loader::kCount; ++u) {
-    if (!(x[u] >= lowest)) continue;
-    const int64_t i = L.index(base, u);
-    if ((!kFull && i >= L.vocab) || value_bin(x[u]) < floor_bin) continue;
+  for (int u = 0; u < Loader::kCount; ++u)
+    if (x[u] >= lowest) marked |= 1u << u;
+  for (; marked != 0; marked &= marked - 1) {
+    const int64_t i = L.index(base, __ffs(int(marked)) - 1);
+    if (!kFull && i >= L.vocab) continue;
+    const float v = L.scalar(i);
+    if (value_bin(v) < floor_bin) continue;
     const uint32_t slot = atomicAdd(counter, 1u);
-    if (slot < cap) out[slot] = sort_key(finite_logit(x[u]), i);
+    if (slot < cap) out[slot] = sort_key(finite_logit(v), i);
   }
 }
 

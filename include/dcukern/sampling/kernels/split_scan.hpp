@@ -204,7 +204,8 @@ __device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base,
 
 // Counts of the value bins top, top - 1, .. top - kWindow + 1 (s.count[d] for bin top - d). Per element
 // a bin and an increment in shared memory, without branches: elements outside the window increment a
-// spare slot past it (one per lane; nothing reads them). When the window lies among positive floats
+// spare slot past it (slot kWindow + lane, or for a full tile min(d, kWindow + lane), which is a spare
+// slot too when d lies just past the window; nothing reads them). When the window lies among positive floats
 // (below FLT_MAX's bin, so no +inf is folded into it) or among negative ones, the bin is an add to the
 // top 16 bits of the float; otherwise value_bin() (signed zeros, +inf).
 static_assert(kWindow + 64 <= kMergeBins, "spare slots after the window");
@@ -220,8 +221,14 @@ __device__ __forceinline__ void count_window(const Loader& L, int64_t base, cons
     if constexpr (kSign == WindowSign::positive) d = top - 0x8000u - h;   // bin = h + 0x8000
     else if constexpr (kSign == WindowSign::negative) d = h - (0xFFFFu - top);  // bin = 0xFFFF - h
     else d = x[u] >= bin_floor(top >= uint32_t(kWindow - 1) ? top - uint32_t(kWindow - 1) : 0u) ? top - value_bin(x[u]) : ~0u;
-    const bool in = d < uint32_t(kWindow) && (kFull || L.index(base, u) < L.vocab);
-    atomicAdd(&s.count[in ? d : uint32_t(kWindow) + spare], 1u);  // unconditional: no branch per element
+    uint32_t slot;
+    if constexpr (kFull) {
+      slot = min(d, uint32_t(kWindow) + spare);
+    } else {
+      const bool in = d < uint32_t(kWindow) && L.index(base, u) < L.vocab;
+      slot = in ? d : uint32_t(kWindow) + spare;
+    }
+    atomicAdd(&s.count[slot], 1u);  // unconditional: no branch per element
   }
 }
 template <bool kFull, class Loader>
