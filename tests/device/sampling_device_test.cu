@@ -332,43 +332,58 @@ TEST_CASE("split rows: one workspace serves calls of different B and V in turn")
   }
 }
 
-TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid rows are flagged") {
-  const int64_t v = 5000, b = 8;
-  std::vector<float> l(v);
-  for (int64_t i = 0; i < v; ++i) l[i] = float(i % 97) * 0.01f;  // maximum 0.96 at 96, 193, ...
-  for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
-    Batch lb(dt, l, b, 3);
-    const float inf = std::numeric_limits<float>::infinity();
-    lb.set(1, 4000, std::nanf(""));                      // row 1: NaN -> invalid
-    for (int64_t i = 0; i < v; ++i) lb.set(2, i, -inf);  // row 2: all -inf -> invalid
-    lb.set(3, 4321, inf);                                // row 3: +inf wins
-    DeviceBuffer<int32_t> tok(b);
-    DeviceBuffer<uint8_t> valid(b);
-    Workspace ws(workspace_bytes(lb));
-    for (int mode = 0; mode < 4; ++mode) {
-      const char* row = mode < 2 ? kAutoRow : split_row(lb);
-      ref::SamplingRowParams rp;
-      rp.temperature = mode % 2 == 0 ? 0.0 : 1.0;
-      rp.top_k = mode % 2 == 0 ? 0 : 1;
-      SamplingParams p = make_params(lb, tok.get(), rp);
-      p.valid = valid.get();
-      tok.fill_bytes(0x7f);
-      REQUIRE(ws.sample(p, nullptr, row).ok());
-      test::device_synchronize();
-      const auto t = tok.download();
-      const auto ok = valid.download();
-      INFO(dtype_name(dt) << " mode " << mode << " row " << (row ? row : "auto"));
-      int64_t want = 0;
-      for (int64_t i = 0; i < v; ++i)
-        if (lb.row[i] > lb.row[want]) want = i;
-      CHECK(t[0] == want);
-      CHECK(ok[0] == 1);
-      CHECK(t[1] == kSamplingInvalidToken);
-      CHECK(ok[1] == 0);
-      CHECK(t[2] == kSamplingInvalidToken);
-      CHECK(ok[2] == 0);
-      CHECK(t[3] == 4321);
-      CHECK(ok[3] == 1);
+TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid rows are flagged, also under top_k") {
+  // Shapes: one partial tile with scalar loads; whole tiles with 16-byte loads (bf16 as packed pairs),
+  // at B = 8 and B = 64 (16384-element tiles for 16-bit logits).
+  struct Shape {
+    int64_t v, pad, b;
+  };
+  for (const Shape sh : {Shape{5000, 3, 8}, Shape{40000, 0, 8}, Shape{40000, 0, 64}}) {
+    for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
+      const int64_t v = sh.v, b = sh.b;
+      std::vector<float> l(v);
+      for (int64_t i = 0; i < v; ++i) l[i] = float(i % 97) * 0.01f;  // maximum 0.96 at 96, 193, ...
+      Batch lb(dt, l, b, sh.pad);
+      const float inf = std::numeric_limits<float>::infinity();
+      lb.set(1, 4000, std::nanf(""));                      // row 1: NaN -> invalid
+      for (int64_t i = 0; i < v; ++i) lb.set(2, i, -inf);  // row 2: all -inf -> invalid
+      lb.set(3, 4321, inf);                                // row 3: +inf wins
+      DeviceBuffer<int32_t> tok(b);
+      DeviceBuffer<uint8_t> valid(b);
+      Workspace ws(workspace_bytes(lb));
+      // Row 0's 20 largest, the lowest index first among equal values (mode 4 draws among them).
+      std::vector<int64_t> top20(v);
+      for (int64_t i = 0; i < v; ++i) top20[i] = i;
+      std::stable_sort(top20.begin(), top20.end(), [&](int64_t x, int64_t y) { return lb.row[x] > lb.row[y]; });
+      top20.resize(20);
+      // Modes 0-3: greedy (temperature 0, then top_k 1), automatic row then the split row; mode 4: top_k
+      // 20 on the split row (its fast path: windows, lists, the draw).
+      for (int mode = 0; mode < 5; ++mode) {
+        const char* row = mode < 2 ? kAutoRow : split_row(lb);
+        ref::SamplingRowParams rp;
+        rp.temperature = mode % 2 == 0 && mode < 4 ? 0.0 : 1.0;
+        rp.top_k = mode == 4 ? 20 : mode % 2 == 0 ? 0 : 1;
+        SamplingParams p = make_params(lb, tok.get(), rp);
+        p.valid = valid.get();
+        tok.fill_bytes(0x7f);
+        REQUIRE(ws.sample(p, nullptr, row).ok());
+        test::device_synchronize();
+        const auto t = tok.download();
+        const auto ok = valid.download();
+        INFO(dtype_name(dt) << " V " << v << " B " << b << " mode " << mode << " row " << (row ? row : "auto"));
+        int64_t want = 0;
+        for (int64_t i = 0; i < v; ++i)
+          if (lb.row[i] > lb.row[want]) want = i;
+        if (mode < 4) CHECK(t[0] == want);
+        else CHECK(std::find(top20.begin(), top20.end(), int64_t(t[0])) != top20.end());
+        CHECK(ok[0] == 1);
+        CHECK(t[1] == kSamplingInvalidToken);
+        CHECK(ok[1] == 0);
+        CHECK(t[2] == kSamplingInvalidToken);
+        CHECK(ok[2] == 0);
+        CHECK(t[3] == 4321);
+        CHECK(ok[3] == 1);
+      }
     }
   }
 }

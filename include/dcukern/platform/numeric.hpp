@@ -6,6 +6,7 @@
 #include "dcukern/core/dtype.hpp"
 #include "dcukern/platform/runtime.hpp"
 #if DCUKERN_PLATFORM_CUDA
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #endif
 
@@ -71,5 +72,45 @@ __device__ __forceinline__ void unpack2(uint32_t w, float& lo, float& hi) {
 #endif
   }
 }
+
+// Packed bf16 pairs (32-bit words, low half first), two elements per instruction on CUDA (sm_80 and
+// later have bf16x2 min/max and compares); elsewhere through floats, with the same results.
+//   bf16x2_max:      per half, the larger; a NaN loses to a number.
+//   bf16x2_max_nan:  per half, the larger; a NaN wins.
+//   bf16x2_at_least: bit 0 when the low half >= t, bit 16 when the high half >= t (t a bf16, widened to
+//                    both halves; ordered: a NaN is never >= t).
+#if DCUKERN_PLATFORM_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+__device__ __forceinline__ __nv_bfloat162 as_bf16x2(uint32_t w) { return *reinterpret_cast<const __nv_bfloat162*>(&w); }
+__device__ __forceinline__ uint32_t bf16x2_bits(__nv_bfloat162 v) { return *reinterpret_cast<const uint32_t*>(&v); }
+__device__ __forceinline__ uint32_t bf16x2_max(uint32_t a, uint32_t b) {
+  return bf16x2_bits(__hmax2(as_bf16x2(a), as_bf16x2(b)));
+}
+__device__ __forceinline__ uint32_t bf16x2_max_nan(uint32_t a, uint32_t b) {
+  return bf16x2_bits(__hmax2_nan(as_bf16x2(a), as_bf16x2(b)));
+}
+__device__ __forceinline__ uint32_t bf16x2_at_least(uint32_t a, uint32_t t2) {
+  return __hge2_mask(as_bf16x2(a), as_bf16x2(t2)) & 0x00010001u;
+}
+#else
+__device__ __forceinline__ uint32_t bf16x2_max(uint32_t a, uint32_t b) {
+  float a0, a1, b0, b1;
+  unpack2<DType::bf16>(a, a0, a1);
+  unpack2<DType::bf16>(b, b0, b1);
+  return (__float_as_uint(fmaxf(a0, b0)) >> 16) | (__float_as_uint(fmaxf(a1, b1)) & 0xffff0000u);
+}
+__device__ __forceinline__ uint32_t bf16x2_max_nan(uint32_t a, uint32_t b) {
+  float a0, a1, b0, b1;
+  unpack2<DType::bf16>(a, a0, a1);
+  unpack2<DType::bf16>(b, b0, b1);
+  const float m0 = a0 != a0 || b0 != b0 ? a0 + b0 : fmaxf(a0, b0), m1 = a1 != a1 || b1 != b1 ? a1 + b1 : fmaxf(a1, b1);
+  return (__float_as_uint(m0) >> 16) | (__float_as_uint(m1) & 0xffff0000u);
+}
+__device__ __forceinline__ uint32_t bf16x2_at_least(uint32_t a, uint32_t t2) {
+  float a0, a1, t0, t1;
+  unpack2<DType::bf16>(a, a0, a1);
+  unpack2<DType::bf16>(t2, t0, t1);
+  return (a0 >= t0 ? 1u : 0u) | (a1 >= t1 ? 0x10000u : 0u);
+}
+#endif
 
 }  // namespace dcukern

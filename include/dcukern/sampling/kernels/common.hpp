@@ -112,6 +112,17 @@ struct RowLoader {
     if constexpr (DT == DType::f32) return static_cast<const float*>(row)[i];
     else return to_float<DT>(static_cast<const uint16_t*>(row)[i]);
   }
+  // The raw 32-bit words of this thread's 16-byte vectors (0 past the end), element order as load's.
+  __device__ __forceinline__ void load_words(int64_t base, uint32_t (&w)[kN * kElt / 4]) const {
+    static_assert(kVec, "16-byte loads");
+#pragma unroll
+    for (int g = 0; g < kN / kW; ++g) {
+      const int64_t e = index(base, g * kW);
+      const vec16_t v = e < vocab ? load16(static_cast<const char*>(row) + e * kElt) : vec16_zero();
+#pragma unroll
+      for (int q = 0; q < 4; ++q) w[4 * g + q] = vec16_word(v, q);
+    }
+  }
   // x[u] = element index(base, u), or -inf past the end (callers test index < vocab).
   __device__ __forceinline__ void load(int64_t base, float (&x)[kN]) const {
     if constexpr (kVec) {
@@ -141,6 +152,32 @@ struct RowLoader {
         x[u] = e < vocab ? scalar(e) : -INFINITY;
       }
     }
+  }
+};
+
+// A thread's elements of one tile, in registers: floats, or for bf16 rows read with 16-byte loads the
+// packed pairs as loaded (a bf16 value is the top half of its float): half the registers, and the scan
+// takes maxima and compares two elements per instruction (bf16x2_*, platform/numeric.hpp).
+template <DType DT, bool kVec, int kN>
+struct TileRegs {
+  static constexpr int kCount = kN;
+  static constexpr bool kPairs = DT == DType::bf16 && kVec;
+  uint32_t w[kPairs ? kN / 2 : 1];  // kPairs: element u is half u % 2 of w[u / 2] (low half first)
+  float f[kPairs ? 1 : kN];         // otherwise
+
+  __device__ __forceinline__ void load(const RowLoader<DT, kVec, kN>& L, int64_t base) {
+    if constexpr (kPairs) L.load_words(base, w);
+    else L.load(base, f);
+  }
+  // Element u, as RowLoader::load gives it (0 past the end of a row for kPairs).
+  __device__ __forceinline__ float operator[](int u) const {
+    if constexpr (kPairs) return __uint_as_float(u % 2 ? w[u / 2] & 0xFFFF0000u : w[u / 2] << 16);
+    else return f[u];
+  }
+  // The top 16 bits of element u's float.
+  __device__ __forceinline__ uint32_t high16(int u) const {
+    if constexpr (kPairs) return u % 2 ? w[u / 2] >> 16 : w[u / 2] & 0xFFFFu;
+    else return __float_as_uint(f[u]) >> 16;
   }
 };
 

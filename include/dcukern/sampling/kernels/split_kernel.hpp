@@ -71,8 +71,8 @@ __device__ inline int gather_row(const SamplingArgs& a, const SplitWorkspace& w,
   for (int tile = 0; tile < w.tiles; ++tile) {
     if (load_coherent(&w.header[row * w.tiles + tile].top) < cut_bin) continue;  // no element qualifies
     const int64_t base = int64_t(tile) * split_tile(kItems);
-    float x[kItems];
-    L.load(base, x);
+    TileRegs<DT, kVec, kItems> x;
+    x.load(L, base);
     if (base + split_tile(kItems) <= a.vocab) append_keys<true>(L, base, x, cut_bin, &s.n_gathered, s.draw.cand, uint32_t(kCap));
     else append_keys<false>(L, base, x, cut_bin, &s.n_gathered, s.draw.cand, uint32_t(kCap));
   }

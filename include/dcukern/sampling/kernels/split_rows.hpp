@@ -57,21 +57,28 @@ __device__ __forceinline__ bool split_fast_row(const RowParams& p, int64_t vocab
 }
 
 // Appends the sort keys of this thread's tile elements in value bins >= floor_bin to out[] (slots from
-// *counter; at most cap are stored). One compare per element against the bin's lowest float, into a
-// mask without branches; then a loop over the (few) elements it marks, which reads each one again
-// (from L1 or L2: the tile was just loaded) instead of indexing the registers. kFull: the whole tile lies
-// inside the row.
-template <bool kFull, class Loader>
-__device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const float (&x)[Loader::kCount],
-                                            uint32_t floor_bin, uint32_t* counter, uint64_t* out, uint32_t cap) {
-  static_assert(Loader::kCount <= 32, "one mask bit per element");
-  const float lowest = bin_floor(floor_bin);
-  uint32_t marked = 0;
+// *counter; at most cap are stored). One compare per element (per pair of bf16s) against the bin's
+// lowest float, into a mask without branches; then a loop over the (few) elements it marks, which reads
+// each one again (from L1 or L2: the tile was just loaded) instead of indexing the registers. kFull: the
+// whole tile lies inside the row.
+template <bool kFull, class Loader, class Tile>
+__device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const Tile& x, uint32_t floor_bin,
+                                            uint32_t* counter, uint64_t* out, uint32_t cap) {
+  static_assert(Tile::kCount <= 32, "one mask bit per element");
+  const float lowest = bin_floor(floor_bin);  // a bf16 too: its low 16 bits are 0
+  uint32_t marked = 0;  // bit u: element u; for pairs bit p: element 2p, bit 16 + p: element 2p + 1
+  if constexpr (Tile::kPairs) {
+    const uint32_t lowest2 = (__float_as_uint(lowest) >> 16) * 0x10001u;
 #pragma unroll
-  for (int u = 0; u < Loader::kCount; ++u)
-    if (x[u] >= lowest) marked |= 1u << u;
+    for (int p = 0; p < Tile::kCount / 2; ++p) marked |= bf16x2_at_least(x.w[p], lowest2) << p;
+  } else {
+#pragma unroll
+    for (int u = 0; u < Tile::kCount; ++u)
+      if (x[u] >= lowest) marked |= 1u << u;
+  }
   for (; marked != 0; marked &= marked - 1) {
-    const int64_t i = L.index(base, __ffs(int(marked)) - 1);
+    const int b = __ffs(int(marked)) - 1;
+    const int64_t i = L.index(base, !Tile::kPairs ? b : b < 16 ? 2 * b : 2 * (b - 16) + 1);
     if (!kFull && i >= L.vocab) continue;
     const float v = L.scalar(i);
     if (value_bin(v) < floor_bin) continue;

@@ -178,24 +178,35 @@ constexpr uint32_t kNaNWord = 0xFFFFFFFFu;  // above the order key of every non-
 // holds a NaN. Per element: a max and a NaN test. Threads holding the maximum then search their
 // elements for its first index and fold it into s.first_index (atomicMin, read after a later barrier).
 // thread_word: the order key of this thread's largest element (0: it holds none).
-template <bool kFull, class Loader>
-__device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base, const float (&x)[Loader::kCount],
-                                                  uint32_t& thread_word, ScanShared& s) {
+template <bool kFull, class Loader, class Tile>
+__device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base, const Tile& x, uint32_t& thread_word,
+                                                  ScanShared& s) {
   float m = -INFINITY;
   bool any = kFull, bad = false;
+  if constexpr (kFull && Tile::kPairs) {  // two elements an instruction; a NaN wins only in n2
+    uint32_t m2 = x.w[0], n2 = x.w[0];
 #pragma unroll
-  for (int u = 0; u < Loader::kCount; ++u) {
-    if (!kFull && L.index(base, u) >= L.vocab) continue;
-    m = fmaxf(m, x[u]);  // ignores NaN; the test below sees it
-    bad = bad || x[u] != x[u];
-    any = true;
+    for (int p = 1; p < Tile::kCount / 2; ++p) {
+      m2 = bf16x2_max(m2, x.w[p]);
+      n2 = bf16x2_max_nan(n2, x.w[p]);
+    }
+    m = fmaxf(__uint_as_float(m2 << 16), __uint_as_float(m2 & 0xFFFF0000u));
+    bad = (n2 & 0x7FFFu) > 0x7F80u || (n2 & 0x7FFF0000u) > 0x7F800000u;
+  } else {
+#pragma unroll
+    for (int u = 0; u < Tile::kCount; ++u) {
+      if (!kFull && L.index(base, u) >= L.vocab) continue;
+      m = fmaxf(m, x[u]);  // ignores NaN; the test below sees it
+      bad = bad || x[u] != x[u];
+      any = true;
+    }
   }
   thread_word = !any ? 0u : bad ? kNaNWord : order_key(finite_logit(m));
   const uint32_t word = block_max_word(thread_word, s.wave_word);
   if (word != kNaNWord && thread_word == word) {
     uint32_t first = 0xFFFFFFFFu;
 #pragma unroll
-    for (int u = Loader::kCount - 1; u >= 0; --u)
+    for (int u = Tile::kCount - 1; u >= 0; --u)
       if ((kFull || L.index(base, u) < L.vocab) && order_key(finite_logit(x[u])) == word) first = uint32_t(L.index(base, u));
     atomicMin(&s.first_index, first);
   }
@@ -210,13 +221,12 @@ __device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base,
 // top 16 bits of the float; otherwise value_bin() (signed zeros, +inf).
 static_assert(kWindow + 64 <= kMergeBins, "spare slots after the window");
 enum class WindowSign { positive, negative, mixed };
-template <WindowSign kSign, bool kFull, class Loader>
-__device__ __forceinline__ void count_window(const Loader& L, int64_t base, const float (&x)[Loader::kCount],
-                                             uint32_t top, ScanShared& s) {
+template <WindowSign kSign, bool kFull, class Loader, class Tile>
+__device__ __forceinline__ void count_window(const Loader& L, int64_t base, const Tile& x, uint32_t top, ScanShared& s) {
   const uint32_t spare = uint32_t(lane_id());
 #pragma unroll
-  for (int u = 0; u < Loader::kCount; ++u) {
-    const uint32_t h = __float_as_uint(x[u]) >> 16;
+  for (int u = 0; u < Tile::kCount; ++u) {
+    const uint32_t h = x.high16(u);
     uint32_t d;
     if constexpr (kSign == WindowSign::positive) d = top - 0x8000u - h;   // bin = h + 0x8000
     else if constexpr (kSign == WindowSign::negative) d = h - (0xFFFFu - top);  // bin = 0xFFFF - h
@@ -231,9 +241,8 @@ __device__ __forceinline__ void count_window(const Loader& L, int64_t base, cons
     atomicAdd(&s.count[slot], 1u);  // unconditional: no branch per element
   }
 }
-template <bool kFull, class Loader>
-__device__ __forceinline__ void count_window(const Loader& L, int64_t base, const float (&x)[Loader::kCount],
-                                             uint32_t top, ScanShared& s) {
+template <bool kFull, class Loader, class Tile>
+__device__ __forceinline__ void count_window(const Loader& L, int64_t base, const Tile& x, uint32_t top, ScanShared& s) {
   constexpr uint32_t kPlusZeroBin = 0x8000u, kMaxFiniteBin = 0xFF7Fu;
   if (top >= kPlusZeroBin + uint32_t(kWindow) && top < kMaxFiniteBin)
     count_window<WindowSign::positive, kFull>(L, base, x, top, s);
@@ -245,8 +254,8 @@ __device__ __forceinline__ void count_window(const Loader& L, int64_t base, cons
 
 // Window and list of a tile of a fast-path row (s.count[0, kWindow) and s.n_list zeroed before a
 // barrier); returns its header without max_key and list_n, which thread 0 fills in at the ticket.
-template <bool kFull, class Loader>
-__device__ inline SplitHeader scan_tile(const Loader& L, int64_t base, const float (&x)[Loader::kCount],
+template <bool kFull, class Loader, class Tile>
+__device__ inline SplitHeader scan_tile(const Loader& L, int64_t base, const Tile& x,
                                         uint32_t thread_word, uint32_t top, uint32_t k, uint64_t* list,
                                         uint16_t* window, ScanShared& s) {
   count_window<kFull>(L, base, x, top, s);
@@ -276,8 +285,8 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
   const RowLoader<DT, kVec, kItems> L{row_start<DT>(a, row), a.vocab};
   const int64_t base = int64_t(tile) * split_tile(kItems);
   const bool full = base + split_tile(kItems) <= a.vocab;
-  float x[kItems];
-  L.load(base, x);
+  TileRegs<DT, kVec, kItems> x;
+  x.load(L, base);
   // Set up before tile_max_word's barrier: the row's parameters, the window, the list and index slots.
   if (threadIdx.x < kWindow) s.scan.count[threadIdx.x] = 0;  // thread t < kWindow owns bin top - t
   if (threadIdx.x == 0) {
