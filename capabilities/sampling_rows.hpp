@@ -24,7 +24,7 @@ constexpr SamplingContract split(SamplingContract c) {
 }
 constexpr Semantics kSplitSemantics{true, true, false};
 constexpr const char* kSplitEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at 86f3afd); capabilities/evidence/sampling-sm_90.json; "
+    "tests/device/sampling_device_test.cu (sm_90, H200, at afad5b6); capabilities/evidence/sampling-sm_90.json; "
     "AMD: compile only";
 constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
@@ -34,9 +34,8 @@ constexpr const char* kEvidence =
 inline constexpr SamplingRow kSamplingRows[] = {
     {"sampling.split.vec",
      "one block per tile of a row (8192 elements; 16384 for 16-bit logits in batches of 64 rows or more), "
-     "16-byte loads; each tile's value-bin window and top-bin list "
-     "merged by the row's last block, which draws (top-k rows read the logits once); other rows: the one-block "
-     "algorithm in that block",
+     "16-byte loads; each tile's value-bin window and top-bin list merged by the row's last block, which draws "
+     "(top-k rows read the logits once); other rows: the one-block algorithm in that block",
      0, nullptr, sampling_rows::split(sampling_rows::vectorised()), sampling_rows::kSplitSemantics,
      sampling_rows::kSplitEvidence, "sampling.split", SamplingKernel::split_vec, "sampling_split_kernel<true,"},
     {"sampling.split", "one block per tile of a row, scalar loads (as sampling.split.vec)", 0, nullptr,
