@@ -48,7 +48,8 @@ struct SplitShared {
 
 // For targets t0 and t1 (>= 1): the first position o of count[0, n) where the running count reaches the
 // target, and the count through o; {n, total} when it never does. n <= kThreads or a multiple of it.
-// Two barriers (wave scans, one partial per wave); the caller synchronises the block before it calls
+// Two barriers (wave scans, one partial per wave; only the waves that hold counts scan, so a tile's
+// window of kWindow bins takes half the block's waves); the caller synchronises the block before it calls
 // again or reuses s.b32 / s.wave_sum.
 struct Crossings {
   uint32_t o[2], through[2];
@@ -56,15 +57,18 @@ struct Crossings {
 __device__ inline Crossings scan_crossings(const uint32_t* count, int n, uint32_t t0, uint32_t t1, ScanShared& s) {
   const int per = n > kThreads ? n / kThreads : 1, first = threadIdx.x * per;
   const int end = first + per < n ? first + per : n;
-  uint32_t c = 0;
-  for (int q = first; q < end; ++q) c += count[q];
-  const uint32_t inclusive = wave_inclusive_sum(c);
+  const int waves = ((n < kThreads ? n : kThreads) + kWarpSize - 1) / kWarpSize;  // waves holding counts
   const int wave = int(threadIdx.x) / kWarpSize;
-  if (lane_id() == kWarpSize - 1) s.wave_sum[wave] = inclusive;
+  uint32_t c = 0, inclusive = 0;
+  if (wave < waves) {  // wave-uniform
+    for (int q = first; q < end; ++q) c += count[q];
+    inclusive = wave_inclusive_sum(c);
+    if (lane_id() == kWarpSize - 1) s.wave_sum[wave] = inclusive;
+  }
   if (threadIdx.x == 0) s.b32[0] = s.b32[2] = uint32_t(n);  // "never reached", unless a thread finds it
   __syncthreads();
   uint32_t run = inclusive - c, total = 0;
-  for (int i = 0; i < kThreads / kWarpSize; ++i) {
+  for (int i = 0; i < waves; ++i) {
     const uint32_t t = s.wave_sum[i];
     run += i < wave ? t : 0u;
     total += t;
