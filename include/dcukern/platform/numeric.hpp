@@ -73,18 +73,25 @@ __device__ __forceinline__ void unpack2(uint32_t w, float& lo, float& hi) {
   }
 }
 
+// The larger of a and b, or a NaN when either is one (one instruction on sm_80 and later).
+__device__ __forceinline__ float fmax_nan(float a, float b) {
+#if DCUKERN_PLATFORM_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return a != a || b != b ? a + b : fmaxf(a, b);
+#endif
+}
+
 // Packed bf16 pairs (32-bit words, low half first), two elements per instruction on CUDA (sm_80 and
-// later have bf16x2 min/max and compares); elsewhere through floats, with the same results.
-//   bf16x2_max:      per half, the larger; a NaN loses to a number.
-//   bf16x2_max_nan:  per half, the larger; a NaN wins.
+// later have bf16x2 max and compares); elsewhere through floats, with the same results.
+//   bf16x2_max_nan:  per half, the larger, or a NaN when either is one.
 //   bf16x2_at_least: bit 0 when the low half >= t, bit 16 when the high half >= t (t a bf16, widened to
 //                    both halves; ordered: a NaN is never >= t).
 #if DCUKERN_PLATFORM_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 __device__ __forceinline__ __nv_bfloat162 as_bf16x2(uint32_t w) { return *reinterpret_cast<const __nv_bfloat162*>(&w); }
 __device__ __forceinline__ uint32_t bf16x2_bits(__nv_bfloat162 v) { return *reinterpret_cast<const uint32_t*>(&v); }
-__device__ __forceinline__ uint32_t bf16x2_max(uint32_t a, uint32_t b) {
-  return bf16x2_bits(__hmax2(as_bf16x2(a), as_bf16x2(b)));
-}
 __device__ __forceinline__ uint32_t bf16x2_max_nan(uint32_t a, uint32_t b) {
   return bf16x2_bits(__hmax2_nan(as_bf16x2(a), as_bf16x2(b)));
 }
@@ -92,18 +99,11 @@ __device__ __forceinline__ uint32_t bf16x2_at_least(uint32_t a, uint32_t t2) {
   return __hge2_mask(as_bf16x2(a), as_bf16x2(t2)) & 0x00010001u;
 }
 #else
-__device__ __forceinline__ uint32_t bf16x2_max(uint32_t a, uint32_t b) {
-  float a0, a1, b0, b1;
-  unpack2<DType::bf16>(a, a0, a1);
-  unpack2<DType::bf16>(b, b0, b1);
-  return (__float_as_uint(fmaxf(a0, b0)) >> 16) | (__float_as_uint(fmaxf(a1, b1)) & 0xffff0000u);
-}
 __device__ __forceinline__ uint32_t bf16x2_max_nan(uint32_t a, uint32_t b) {
   float a0, a1, b0, b1;
   unpack2<DType::bf16>(a, a0, a1);
   unpack2<DType::bf16>(b, b0, b1);
-  const float m0 = a0 != a0 || b0 != b0 ? a0 + b0 : fmaxf(a0, b0), m1 = a1 != a1 || b1 != b1 ? a1 + b1 : fmaxf(a1, b1);
-  return (__float_as_uint(m0) >> 16) | (__float_as_uint(m1) & 0xffff0000u);
+  return (__float_as_uint(fmax_nan(a0, b0)) >> 16) | (__float_as_uint(fmax_nan(a1, b1)) & 0xffff0000u);
 }
 __device__ __forceinline__ uint32_t bf16x2_at_least(uint32_t a, uint32_t t2) {
   float a0, a1, t0, t1;

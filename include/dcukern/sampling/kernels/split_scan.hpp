@@ -179,7 +179,8 @@ __device__ inline SplitPlan merge_row(const SamplingArgs& a, const SplitWorkspac
 constexpr uint32_t kNaNWord = 0xFFFFFFFFu;  // above the order key of every non-NaN float
 
 // The order key of the tile's largest element (every element -inf counts), or kNaNWord when the tile
-// holds a NaN. Per element: a max and a NaN test. Threads holding the maximum then search their
+// holds a NaN. Per element of a full tile one NaN-propagating max (per pair for packed bf16): the result
+// is the maximum, or a NaN when the thread holds one; per element of the last tile a max and a test. Threads holding the maximum then search their
 // elements for its first index and fold it into s.first_index (atomicMin, read after a later barrier).
 // thread_word: the order key of this thread's largest element (0: it holds none).
 template <bool kFull, class Loader, class Tile>
@@ -187,15 +188,17 @@ __device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base,
                                                   ScanShared& s) {
   float m = -INFINITY;
   bool any = kFull, bad = false;
-  if constexpr (kFull && Tile::kPairs) {  // two elements an instruction; a NaN wins only in n2
-    uint32_t m2 = x.w[0], n2 = x.w[0];
+  if constexpr (kFull && Tile::kPairs) {  // two elements an instruction
+    uint32_t m2 = x.w[0];
 #pragma unroll
-    for (int p = 1; p < Tile::kCount / 2; ++p) {
-      m2 = bf16x2_max(m2, x.w[p]);
-      n2 = bf16x2_max_nan(n2, x.w[p]);
-    }
-    m = fmaxf(__uint_as_float(m2 << 16), __uint_as_float(m2 & 0xFFFF0000u));
-    bad = (n2 & 0x7FFFu) > 0x7F80u || (n2 & 0x7FFF0000u) > 0x7F800000u;
+    for (int p = 1; p < Tile::kCount / 2; ++p) m2 = bf16x2_max_nan(m2, x.w[p]);
+    m = fmax_nan(__uint_as_float(m2 << 16), __uint_as_float(m2 & 0xFFFF0000u));
+    bad = m != m;
+  } else if constexpr (kFull) {
+    m = x[0];
+#pragma unroll
+    for (int u = 1; u < Tile::kCount; ++u) m = fmax_nan(m, x[u]);
+    bad = m != m;
   } else {
 #pragma unroll
     for (int u = 0; u < Tile::kCount; ++u) {
