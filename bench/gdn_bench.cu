@@ -244,6 +244,9 @@ void register_all() {
   for (int batch : {1, 32, 256}) {
     const std::string base = "conv1d/B" + std::to_string(batch) + "/dim8192/w4/";
     add(base + "bf16state/auto", bench_conv, batch, int64_t(8192), 4, DType::bf16, static_cast<const char*>(nullptr));
+    add(base + "bf16state/conv1d.lanes", bench_conv, batch, int64_t(8192), 4, DType::bf16, "conv1d.lanes");
+    add(base + "f32state/conv1d.lanes", bench_conv, batch, int64_t(8192), 4, DType::f32, "conv1d.lanes");
+    add(base + "bf16state/conv1d.vec8", bench_conv, batch, int64_t(8192), 4, DType::bf16, "conv1d.vec8");
     add(base + "bf16state/conv1d.generic", bench_conv, batch, int64_t(8192), 4, DType::bf16, "conv1d.generic");
     add(base + "f32state/auto", bench_conv, batch, int64_t(8192), 4, DType::f32, static_cast<const char*>(nullptr));
     add(base + "bf16state/conv1d.vec8.staged", bench_conv, batch, int64_t(8192), 4, DType::bf16, "conv1d.vec8.staged");

@@ -33,6 +33,12 @@ constexpr Conv1dContract vec8() {
   c.needs_contiguous = true;
   return c;
 }
+// conv1d.lanes: 128 channels per team of 32 lanes (4 a lane), so dim a multiple of 128.
+constexpr Conv1dContract lanes() {
+  Conv1dContract c = vec8();
+  c.dim_multiple = 128;
+  return c;
+}
 // conv1d.vec8.staged: faster than conv1d.vec8 with an f32 state only (H200, 44a671b: B = 256 22.0 vs
 // 27.2 us, B = 32 5.6 vs 6.3, B = 1 3.4 vs 4.3; with a bf16 state 0.88x at B = 256), so it takes f32 states.
 constexpr Conv1dContract vec8_f32_state() {
@@ -68,6 +74,11 @@ inline constexpr GdnRow kGdnRows[] = {
 };
 
 inline constexpr Conv1dRow kConv1dRows[] = {
+    {"conv1d.lanes",
+     "4 channels per lane, a team of 32 lanes per sequence: the state run read and written as lane-consecutive "
+     "vectors through shared memory, the weights shared by the block's 4 sequences; dim a multiple of 128",
+     0, nullptr, gdn_rows::lanes(), gdn_rows::kInPlace, gdn_rows::kEvidence, "conv1d.vec8.staged", Conv1dKernel::lanes,
+     "conv1d_lanes_kernel<"},
     {"conv1d.vec8.staged",
      "conv1d.vec8's update with lane-consecutive 16-byte state runs transposed through shared memory and the "
      "weights read once per block of 8 sequences; f32 state (where it beats conv1d.vec8)",

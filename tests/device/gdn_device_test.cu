@@ -603,8 +603,8 @@ void check_conv(const ConvProblem& pr, const std::vector<uint8_t>& y, const std:
 
 TEST_CASE("conv1d: every runnable row matches the reference (widths 2..4, dims up to 16384, padding)") {
   std::mt19937_64 rng(99);
-  std::vector<int64_t> dims = {1, 7, 64, 1000, 8192, 16384};
-  if (quick_mode()) dims = {7, 64, 1000};
+  std::vector<int64_t> dims = {1, 7, 64, 384, 1000, 8192, 16384};
+  if (quick_mode()) dims = {7, 64, 384, 1000};
   int runs = 0;
   std::set<std::string> rows_seen;
   int variant = 0;
@@ -614,7 +614,7 @@ TEST_CASE("conv1d: every runnable row matches the reference (widths 2..4, dims u
         for (int width : {2, 3, 4}) {
           ++variant;
           ConvProblem pr(act, f32_state ? DType::f32 : act, dim, width, variant % 2 == 0, variant % 3 != 0,
-                         variant % 4 < 2, rng, variant % 5 == 0 ? 19 : 6);  // 19: blocks of 8 sequences and a rest
+                         variant % 4 < 2, rng, variant % 5 == 0 ? 19 : 6);  // 19: blocks of 4 or 8 sequences and a rest
           std::vector<double> want_pool(pr.num_slots * pr.slot_stride), want_y;
           for (size_t i = 0; i < want_pool.size(); ++i) want_pool[i] = Blob::get(pr.pool0, pr.state, int64_t(i));
           ref::conv1d_update(pr.params(false), want_pool, want_y);

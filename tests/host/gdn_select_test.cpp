@@ -167,11 +167,12 @@ TEST_CASE("gdn overrides disable and force rows; forcing never bypasses a contra
   CHECK(select_gdn(params(GdnStateLayout::kv, 96, 128), target("sm_90"), &row).code() == StatusCode::unsupported);
 }
 
-TEST_CASE("conv1d selection: the vector row where its contract holds, else generic") {
+TEST_CASE("conv1d selection: the vector rows where their contracts hold, else generic") {
   for (const char* t : kTargetsToTry) {
     INFO(t);
-    CHECK(chosen(conv(8192, 4), t) == "conv1d.vec8");
-    CHECK(chosen(conv(8192, 2), t) == "conv1d.vec8");
+    CHECK(chosen(conv(8192, 4), t) == "conv1d.lanes");
+    CHECK(chosen(conv(8192, 2), t) == "conv1d.lanes");
+    CHECK(chosen(conv(8200, 4), t) == "conv1d.vec8");  // dim not a multiple of 128
     CHECK(chosen(conv(8190, 4), t) == "conv1d.generic");
     Conv1dParams p = conv(64, 3);
     p.x.data = cx + 1;
@@ -191,14 +192,17 @@ TEST_CASE("conv1d selection: the vector row where its contract holds, else gener
 TEST_CASE("conv1d.vec8.staged: f32 states under conv1d.vec8's contract; disabled, conv1d.vec8 takes them") {
   OverridesReset reset;
   const capabilities::Conv1dRow* row = nullptr;
-  Conv1dParams f32 = conv(8192, 4);
+  Conv1dParams f32 = conv(8200, 4);  // not a multiple of 128: outside conv1d.lanes
   f32.state.dtype = DType::f32;
   for (const char* t : kTargetsToTry) {
     INFO(t);
     CHECK(chosen(f32, t) == "conv1d.vec8.staged");
-    CHECK(chosen(conv(8192, 4), t) == "conv1d.vec8");
+    CHECK(chosen(conv(8200, 4), t) == "conv1d.vec8");
   }
-  CHECK(check_conv1d_row(conv(8192, 4), target("sm_90"), "conv1d.vec8.staged", &row).code() == StatusCode::unsupported);
+  Conv1dParams lanes_f32 = conv(8192, 4);
+  lanes_f32.state.dtype = DType::f32;
+  CHECK(chosen(lanes_f32, "sm_90") == "conv1d.lanes");
+  CHECK(check_conv1d_row(conv(8200, 4), target("sm_90"), "conv1d.vec8.staged", &row).code() == StatusCode::unsupported);
   CHECK(check_conv1d_row(f32, target("sm_90"), "conv1d.vec8.staged", &row).ok());
   Conv1dParams odd = conv(8190, 4);
   odd.state.dtype = DType::f32;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dcukern/gdn/kernels/conv1d_generic.hpp"
+#include "dcukern/gdn/kernels/conv1d_lanes.hpp"
 #include "dcukern/gdn/kernels/conv1d_staged.hpp"
 #include "dcukern/gdn/kernels/conv1d_vec8.hpp"
 #include "dcukern/gdn/kernels/recurrent_generic.hpp"
@@ -17,7 +18,8 @@ namespace dcukern::gdn_detail {
 inline unsigned grid_size(int64_t blocks) { return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 1 << 30)); }
 
 template <template <int, int, DType> class Tile, int Cols, DType DT, DType SDT>
-Status launch_tiled(const GdnArgs& a, stream_t s) {
+Status launch_tiled(GdnArgs a, stream_t s) {
+  a.col_div = make_fast_divide(static_cast<uint32_t>(a.vdim / Cols));
   const unsigned grid = grid_size(int64_t(a.batch) * a.hv * (a.vdim / Cols));
   switch (a.kdim) {
     case 64: gdn_tiled_kernel<Tile<Cols, 64, SDT>, DT><<<grid, kTiledThreads, 0, s>>>(a); return Status::success();
@@ -48,10 +50,17 @@ Status launch_gdn(GdnKernel kernel, DType state, const GdnArgs& a, stream_t s) {
   return Status::unsupported(std::string("gdn: state dtype ") + dtype_name(state));
 }
 
-// The 8-channel kernels: vec8 (grid-stride over (sequence, 8 channels)) or vec8_staged (one block per
-// kStagedSeqs sequences x kStagedChannels channels).
+// The kernels with a compile-time width: lanes (a block per kLanesSeqs sequences x kLanesChannels
+// channels), vec8 (grid-stride over (sequence, 8 channels)) or vec8_staged (one block per kStagedSeqs
+// sequences x kStagedChannels channels).
 template <int W, DType DT, DType SDT>
-void launch_conv1d_vec8(Conv1dKernel kernel, const Conv1dArgs& a, const DeviceContext& ctx, stream_t s) {
+void launch_conv1d_width(Conv1dKernel kernel, const Conv1dArgs& a, const DeviceContext& ctx, stream_t s) {
+  if (kernel == Conv1dKernel::lanes) {
+    const dim3 grid(static_cast<unsigned>(a.dim / kLanesChannels),
+                    static_cast<unsigned>(std::min(conv1d_lanes_groups(a.batch), kLanesMaxGridY)));
+    conv1d_lanes_kernel<W, DT, SDT><<<grid, kLanesTeam * kLanesSeqs, 0, s>>>(a);
+    return;
+  }
   if (kernel == Conv1dKernel::vec8_staged) {
     const dim3 grid(grid_size((int64_t(a.batch) + kStagedSeqs<SDT> - 1) / kStagedSeqs<SDT>),
                     static_cast<unsigned>((a.dim + kStagedChannels - 1) / kStagedChannels));
@@ -72,12 +81,13 @@ Status launch_conv1d(Conv1dKernel kernel, const Conv1dArgs& a, const DeviceConte
       conv1d_generic_kernel<DT, SDT><<<grid_size(blocks), kConvThreads, 0, s>>>(a);
       return Status::success();
     }
+    case Conv1dKernel::lanes:
     case Conv1dKernel::vec8:
     case Conv1dKernel::vec8_staged:
       switch (a.width) {
-        case 2: launch_conv1d_vec8<2, DT, SDT>(kernel, a, ctx, s); return Status::success();
-        case 3: launch_conv1d_vec8<3, DT, SDT>(kernel, a, ctx, s); return Status::success();
-        case 4: launch_conv1d_vec8<4, DT, SDT>(kernel, a, ctx, s); return Status::success();
+        case 2: launch_conv1d_width<2, DT, SDT>(kernel, a, ctx, s); return Status::success();
+        case 3: launch_conv1d_width<3, DT, SDT>(kernel, a, ctx, s); return Status::success();
+        case 4: launch_conv1d_width<4, DT, SDT>(kernel, a, ctx, s); return Status::success();
         default: return Status::unsupported("conv1d: width " + std::to_string(a.width) + " (supported: 2..4)");
       }
   }
@@ -126,6 +136,8 @@ inline GdnArgs make_args(const GdnParams& p) {
   a.kdim = p.head_k_dim;
   a.vdim = p.head_v_dim;
   a.group = p.num_v_heads / p.num_k_heads;
+  a.hv_div = make_fast_divide(static_cast<uint32_t>(a.hv));
+  a.group_div = make_fast_divide(static_cast<uint32_t>(a.group));
   return a;
 }
 

@@ -1,4 +1,4 @@
-// fp32 exponentials, logarithms and rsqrt for device code through compiler builtins that lower to
+// fp32 exponentials, logarithms, reciprocal and rsqrt for device code through compiler builtins that lower to
 // hardware instructions on AMD (v_exp_f32, v_log_f32, v_sqrt_f32: no call into the device libraries,
 // which gfx11 builds lack here) and to the CUDA math functions on NVIDIA. Deterministic: the same input
 // gives the same bits wherever the code is inlined.
@@ -36,6 +36,15 @@ __device__ __forceinline__ float device_log(float x) {
   return __builtin_logf(x);
 #else
   return logf(x);
+#endif
+}
+
+// 1 / x from the hardware reciprocal (about 1 ulp; no IEEE division sequence). 0 for |x| = inf.
+__device__ __forceinline__ float device_fast_rcp(float x) {
+#if DCUKERN_PLATFORM_HIP
+  return __builtin_amdgcn_rcpf(x);
+#else
+  return __fdividef(1.0f, x);
 #endif
 }
 

@@ -7,6 +7,18 @@
 
 namespace dcukern {
 
+// Orders the shared-memory accesses of the lanes of one wave: a wave-level barrier with a release and an
+// acquire fence.
+__device__ __forceinline__ void wave_sync() {
+#if DCUKERN_PLATFORM_HIP
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+  __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+#else
+  __syncwarp();
+#endif
+}
+
 // Shuffles of any 4- or 8-byte value, moved as 32-bit words. One spelling per platform for the three
 // kinds (xor partner, lane below, given lane).
 #if DCUKERN_PLATFORM_HIP

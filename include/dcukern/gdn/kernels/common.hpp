@@ -3,8 +3,10 @@
 // needed: gfx11 builds use -nogpulib), the gating and the per-token staging of q and k.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "dcukern/core/dtype.hpp"
+#include "dcukern/core/fast_divide.hpp"
 #include "dcukern/gdn/params.hpp"
 #include "dcukern/platform/fastmath.hpp"
 #include "dcukern/platform/isa.hpp"
@@ -40,7 +42,14 @@ struct GdnArgs {
   void* o;
   int64_t o_bs, o_ts, o_hs;
   int batch, tokens, hk, hv, kdim, vdim, group;  // group = HV / H
+  FastDivide hv_div, group_div;  // by hv and by group
+  FastDivide col_div;            // by the column blocks per head (tiled kernels; set at their launch)
 };
+
+// n / f.divisor for 0 <= n < 2^31 without an integer division.
+__device__ __forceinline__ uint32_t divide(uint32_t n, const FastDivide& f) {
+  return fast_divide_with(n, f, __umulhi(n, f.multiplier));
+}
 
 struct Conv1dArgs {
   const void* x;
@@ -54,7 +63,8 @@ struct Conv1dArgs {
   bool silu;
 };
 
-__device__ __forceinline__ float silu(float x) { return x / (1.0f + device_exp(-x)); }
+// x * sigmoid(x) from exp2 and the hardware reciprocal: a few ulp, well inside the 16-bit outputs' rounding.
+__device__ __forceinline__ float silu(float x) { return x * device_fast_rcp(1.0f + device_exp2(-1.44269504f * x)); }
 
 // ---- element access ----
 template <DType DT>
@@ -67,11 +77,28 @@ __device__ __forceinline__ void store_elem(void* p, int64_t i, float v) {
   if constexpr (DT == DType::f32) static_cast<float*>(p)[i] = v;
   else static_cast<uint16_t*>(p)[i] = from_float<DT>(v);
 }
-// A scalar whose dtype is known only at run time (gating inputs: read once per token and head).
-__device__ __forceinline__ float load_any(const void* p, DType t, int64_t i) {
-  if (t == DType::f32) return load_elem<DType::f32>(p, i);
-  if (t == DType::bf16) return load_elem<DType::bf16>(p, i);
-  return load_elem<DType::f16>(p, i);
+// An element of DT as loaded, before conversion (the float itself, or the 16 bits): inputs are kept in
+// this form until the state loads are issued, so that no instruction waits on them earlier.
+template <DType DT>
+using ElemBits = std::conditional_t<DT == DType::f32, float, uint16_t>;
+template <DType DT>
+__device__ __forceinline__ ElemBits<DT> load_bits(const void* p, int64_t i) {
+  return static_cast<const ElemBits<DT>*>(p)[i];
+}
+template <DType DT>
+__device__ __forceinline__ float bits_to_float(ElemBits<DT> v) {
+  if constexpr (DT == DType::f32) return v;
+  else return to_float<DT>(v);
+}
+// The same for a scalar whose dtype is known only at run time (gating inputs: read once per token and
+// head): the f32 word, or the 16 bits zero-extended.
+__device__ __forceinline__ uint32_t load_any_bits(const void* p, DType t, int64_t i) {
+  return t == DType::f32 ? static_cast<const uint32_t*>(p)[i] : uint32_t(static_cast<const uint16_t*>(p)[i]);
+}
+__device__ __forceinline__ float any_bits_to_float(uint32_t v, DType t) {
+  if (t == DType::f32) return __uint_as_float(v);
+  if (t == DType::bf16) return to_float<DType::bf16>(uint16_t(v));
+  return to_float<DType::f16>(uint16_t(v));
 }
 // The value a state element holds once stored in dtype SDT (bf16 state is rounded after every token).
 template <DType SDT>
@@ -119,6 +146,70 @@ __device__ __forceinline__ void store_elems(void* p, const float (&in)[N]) {
   }
 }
 
+// Four elements of dtype DT as one vector: 8 bytes (16-bit dtypes) or 16 bytes (f32).
+template <DType DT>
+using Vec4 = std::conditional_t<kElemBytes<DT> == 4, vec16_t, vec8_t>;
+
+template <DType DT>
+__device__ __forceinline__ void unpack4(const Vec4<DT>& v, float* out) {
+  if constexpr (DT == DType::f32) {
+    out[0] = __uint_as_float(v.x);
+    out[1] = __uint_as_float(v.y);
+    out[2] = __uint_as_float(v.z);
+    out[3] = __uint_as_float(v.w);
+  } else {
+    unpack2<DT>(v.x, out[0], out[1]);
+    unpack2<DT>(v.y, out[2], out[3]);
+  }
+}
+// Element e of an array of Vec4<DT> as its raw bits (zero-extended for 16-bit dtypes); e a constant after
+// unrolling, so this is a register pick.
+template <DType DT>
+__device__ __forceinline__ uint32_t vec4_bits(const Vec4<DT>* v, int e) {
+  if constexpr (kElemBytes<DT> == 4) {
+    return vec16_word(v[e / 4], e % 4);
+  } else {
+    const uint32_t w = (e % 4) < 2 ? v[e / 4].x : v[e / 4].y;
+    return e % 2 ? w >> 16 : w & 0xffffu;
+  }
+}
+// Four elements' raw bits (as vec4_bits gives them) as one Vec4<DT>.
+template <DType DT>
+__device__ __forceinline__ Vec4<DT> vec4_from_bits(const uint32_t* bits) {
+  Vec4<DT> v;
+  if constexpr (kElemBytes<DT> == 4) {
+    v.x = bits[0];
+    v.y = bits[1];
+    v.z = bits[2];
+    v.w = bits[3];
+  } else {
+    v.x = bits[0] | bits[1] << 16;
+    v.y = bits[2] | bits[3] << 16;
+  }
+  return v;
+}
+template <DType DT>
+__device__ __forceinline__ Vec4<DT> vec4_zero() {
+  Vec4<DT> v;
+  v.x = v.y = 0u;
+  if constexpr (kElemBytes<DT> == 4) v.z = v.w = 0u;
+  return v;
+}
+template <DType DT>
+__device__ __forceinline__ Vec4<DT> pack4(const float* in) {
+  Vec4<DT> v;
+  if constexpr (DT == DType::f32) {
+    v.x = __float_as_uint(in[0]);
+    v.y = __float_as_uint(in[1]);
+    v.z = __float_as_uint(in[2]);
+    v.w = __float_as_uint(in[3]);
+  } else {
+    v.x = uint32_t(from_float<DT>(in[0])) | uint32_t(from_float<DT>(in[1])) << 16;
+    v.y = uint32_t(from_float<DT>(in[2])) | uint32_t(from_float<DT>(in[3])) << 16;
+  }
+  return v;
+}
+
 // ---- per (sequence, token, value head) ----
 __device__ __forceinline__ bool slot_valid(int64_t slot, int64_t num_slots) { return slot >= 0 && slot < num_slots; }
 
@@ -139,28 +230,28 @@ __device__ __forceinline__ char* token_state(const GdnArgs& a, int b, int t, int
 struct Gate {
   float decay, beta;
 };
-// The raw gating inputs of (b, t, hv): in-kernel a, dt_bias, A_log, b; precomputed g, beta (x2, x3
-// unused). Loaded on their own so that their latency overlaps that of the other loads.
+// The gating inputs of (b, t, hv) as loaded (see ElemBits): in-kernel a, dt_bias, A_log, b (a and b in
+// ab_dtype, the others f32 words); or precomputed g, beta (f32 words; x2, x3 unused).
 struct GateIn {
-  float x0, x1, x2, x3;
+  uint32_t x0, x1, x2, x3;
 };
 __device__ __forceinline__ GateIn load_gate(const GdnArgs& a, int b, int t, int hv) {
   if (a.raw_gating)
-    return {load_any(a.a.p, a.ab_dtype, a.a.at(b, t, hv)), a.dt_bias[hv], a.A_log[hv],
-            load_any(a.b.p, a.ab_dtype, a.b.at(b, t, hv))};
-  return {static_cast<const float*>(a.g.p)[a.g.at(b, t, hv)], static_cast<const float*>(a.beta.p)[a.beta.at(b, t, hv)],
-          0.f, 0.f};
+    return {load_any_bits(a.a.p, a.ab_dtype, a.a.at(b, t, hv)), __float_as_uint(a.dt_bias[hv]),
+            __float_as_uint(a.A_log[hv]), load_any_bits(a.b.p, a.ab_dtype, a.b.at(b, t, hv))};
+  return {__float_as_uint(static_cast<const float*>(a.g.p)[a.g.at(b, t, hv)]),
+          __float_as_uint(static_cast<const float*>(a.beta.p)[a.beta.at(b, t, hv)]), 0u, 0u};
 }
 // decay = exp(g), g = -exp(A_log) * softplus(a + dt_bias) (softplus threshold 20), beta = sigmoid(b); or
 // the given g and beta. All in fp32.
 __device__ __forceinline__ Gate finish_gate(const GdnArgs& a, const GateIn& in) {
   if (a.raw_gating) {
-    const float x = in.x0 + in.x1;
+    const float x = any_bits_to_float(in.x0, a.ab_dtype) + __uint_as_float(in.x1);
     const float softplus = x > 20.f ? x : device_log(1.f + device_exp(x));
-    const float g = -device_exp(in.x2) * softplus;
-    return {device_exp(g), 1.f / (1.f + device_exp(-in.x3))};
+    const float g = -device_exp(__uint_as_float(in.x2)) * softplus;
+    return {device_exp(g), 1.f / (1.f + device_exp(-any_bits_to_float(in.x3, a.ab_dtype)))};
   }
-  return {device_exp(in.x0), in.x1};
+  return {device_exp(__uint_as_float(in.x0)), __uint_as_float(in.x1)};
 }
 __device__ __forceinline__ Gate gate(const GdnArgs& a, int b, int t, int hv) { return finish_gate(a, load_gate(a, b, t, hv)); }
 
@@ -205,21 +296,21 @@ __device__ __forceinline__ TokenQK stage_qk(const GdnArgs& a, int b, int t, int 
 }
 
 // The same in two halves for a compile-time K and block size, so that the loads can be issued long
-// before the barrier: load() into registers (element tid + Threads * n of k and q), publish() to
-// shared memory, barrier, factors.
+// before the barrier: load() into registers (element tid + Threads * n of k and q, unconverted),
+// publish() to shared memory, barrier, factors.
 template <DType DT, int K, int Threads>
 struct QkRegs {
   static constexpr int kPer = (K + Threads - 1) / Threads;
-  float k[kPer], q[kPer];
+  ElemBits<DT> k[kPer], q[kPer];  // as loaded; converted in publish()
 
   __device__ __forceinline__ void load(const GdnArgs& a, int b, int t, int hv) {
-    const int h = hv / a.group;
+    const int h = int(divide(uint32_t(hv), a.group_div));
     const int64_t qo = a.q.at(b, t, h), ko = a.k.at(b, t, h);
 #pragma unroll
     for (int n = 0; n < kPer; ++n) {
       const int i = int(threadIdx.x) + Threads * n;
-      k[n] = i < K ? load_elem<DT>(a.k.p, ko + i) : 0.f;
-      q[n] = i < K ? load_elem<DT>(a.q.p, qo + i) : 0.f;
+      k[n] = i < K ? load_bits<DT>(a.k.p, ko + i) : ElemBits<DT>{};
+      q[n] = i < K ? load_bits<DT>(a.q.p, qo + i) : ElemBits<DT>{};
     }
   }
   __device__ __forceinline__ TokenQK publish(const GdnArgs& a, float* buf) const {
@@ -227,8 +318,8 @@ struct QkRegs {
     for (int n = 0; n < kPer; ++n) {
       const int i = int(threadIdx.x) + Threads * n;
       if (i < K) {
-        buf[i] = k[n];
-        buf[K + i] = q[n];
+        buf[i] = bits_to_float<DT>(k[n]);
+        buf[K + i] = bits_to_float<DT>(q[n]);
       }
     }
     __syncthreads();

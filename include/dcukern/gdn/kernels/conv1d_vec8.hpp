@@ -9,15 +9,15 @@
 
 namespace dcukern::gdn_detail {
 
-// The update of one group of 8 channels in registers: y[i] = bias[i] + sum_j w[i][j] * [state_i, x_i][j]
+// The update of one group of N channels in registers: y[i] = bias[i] + sum_j w[i][j] * [state_i, x_i][j]
 // (then silu), and the state window of each channel shifted by one with x appended. bias is read only
 // when the call has one.
-template <int W>
-__device__ __forceinline__ void conv1d_group(const Conv1dArgs& a, const float (&x)[8], const float (&w)[8 * W],
-                                             const float (&bias)[8], float (&st)[8 * (W - 1)], float (&y)[8]) {
+template <int W, int N>
+__device__ __forceinline__ void conv1d_group(const Conv1dArgs& a, const float (&x)[N], const float (&w)[N * W],
+                                             const float (&bias)[N], float (&st)[N * (W - 1)], float (&y)[N]) {
   constexpr int kHist = W - 1;
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < N; ++i) {
     float acc = a.bias ? bias[i] : 0.f;
 #pragma unroll
     for (int j = 0; j < kHist; ++j) acc = fmaf(w[i * W + j], st[i * kHist + j], acc);

@@ -7,8 +7,8 @@
 // tokens (rounded to the pool dtype after each token, so T tokens give the bits of T single steps) and
 // stored once (plus once per token where token slots are asked for).
 // Latency chain: a token's q, k, v and gating inputs do not depend on the slot, so they are issued
-// before it (token 0) or while the previous token computes (tokens > 0); only the state loads wait for
-// the slot. Per token: q and k are published to shared memory (one barrier); the tile policy sums the
+// with it (token 0) or while the previous token computes (tokens > 0), and kept unconverted until the
+// state loads are issued; only the state loads wait for the slot. Per token: q and k are published to shared memory (one barrier); the tile policy sums the
 // decayed state against the raw k and q while every wave computes the norms (scalars applied after the
 // sums), forms u = beta (v - S^T k), o = S^T q + u (k.q) and applies S += k u^T. The state is read
 // once and written once per call: the kernel is bound by memory.
@@ -30,20 +30,20 @@ template <class T, DType DT>
 __global__ void __launch_bounds__(kTiledThreads, DCUKERN_CUDA_MIN_BLOCKS(kTiledMinBlocks)) gdn_tiled_kernel(GdnArgs a) {
   constexpr int K = T::kK, Cols = T::kCols;
   constexpr DType SDT = T::kState;
-  const int col_blocks = a.vdim / Cols;
-  const int vb = blockIdx.x % col_blocks;
-  const int hv = (blockIdx.x / col_blocks) % a.hv;
-  const int b = blockIdx.x / (col_blocks * a.hv);
+  const uint32_t pair = divide(blockIdx.x, a.col_div);  // (sequence, value head) pair
+  const int vb = int(blockIdx.x - pair * a.col_div.divisor);
+  const int b = int(divide(pair, a.hv_div));
+  const int hv = int(pair) - b * a.hv;
   const int j0 = vb * Cols;
   const int tid = threadIdx.x;
 
-  // Token 0's inputs, issued before the slot is known.
+  // The slot heads the longest chain (slot -> state); token 0's inputs do not depend on it. All are
+  // issued here and kept unconverted (ElemBits, GateIn), so nothing waits on them before the state loads.
+  const int64_t slot = a.slots[b];
   QkRegs<DT, K, kTiledThreads> qk;
   qk.load(a, b, 0, hv);
   GateIn gin = load_gate(a, b, 0, hv);
-  typename T::VRegs vr = T::template load_v<DT>(a.v.p, a.v.at(b, 0, hv) + j0);
-
-  const int64_t slot = a.slots[b];
+  typename T::template VRegs<DT> vr = T::template load_v<DT>(a.v.p, a.v.at(b, 0, hv) + j0);
   if (!slot_valid(slot, a.num_slots)) {
     zero_outputs<DT>(a, b, hv, j0, Cols);
     return;
@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(kTiledThreads, DCUKERN_CUDA_MIN_BLOCKS(kTiledM
   for (int t = 0;; ++t) {
     const TokenQK tk = qk.publish(a, stage[t & 1]);
     const Gate gt = finish_gate(a, gin);
-    const typename T::VRegs v_now = vr;
+    const typename T::template VRegs<DT> v_now = vr;
     if (t + 1 < a.tokens) {  // the next token's inputs, in flight while this one computes
       qk.load(a, b, t + 1, hv);
       gin = load_gate(a, b, t + 1, hv);

@@ -37,18 +37,19 @@ struct KvTile {
     return int64_t(row(tid, r)) * vdim + j0 + col(tid);
   }
 
-  // v of the block's columns: thread j < Cols holds v_j.
+  // v of the block's columns as loaded: thread j < Cols holds v_j.
+  template <DType DT>
   struct VRegs {
-    float vj;
+    ElemBits<DT> vj;
   };
   template <DType DT>
-  __device__ static VRegs load_v(const void* v, int64_t v_at) {
+  __device__ static VRegs<DT> load_v(const void* v, int64_t v_at) {
     const int tid = threadIdx.x;
-    return {tid < Cols ? load_elem<DT>(v, v_at + tid) : 0.f};
+    return {tid < Cols ? load_bits<DT>(v, v_at + tid) : ElemBits<DT>{}};
   }
 
   template <DType DT>
-  __device__ static void step(float (&s)[kVecs][kVecElems], const TokenQK& tk, const Gate& gt, const VRegs& vr,
+  __device__ static void step(float (&s)[kVecs][kVecElems], const TokenQK& tk, const Gate& gt, const VRegs<DT>& vr,
                               void* o, int64_t o_at, Shared& sh) {
     const int tid = threadIdx.x, lane = lane_id(), wave = tid / kWarpSize;
     // Raw products: the norms and the decay are scalars, applied after the sums.
@@ -84,7 +85,7 @@ struct KvTile {
         dk += sh.red[w][0][tid];
         dq += sh.red[w][1][tid];
       }
-      const float u = gt.beta * (vr.vj - gt.decay * tk.rk * dk);
+      const float u = gt.beta * (bits_to_float<DT>(vr.vj) - gt.decay * tk.rk * dk);
       store_elem<DT>(o, o_at + tid, fmaf(u, tk.kq, gt.decay * tk.rq * dq));
       sh.u[tid] = u;
     }

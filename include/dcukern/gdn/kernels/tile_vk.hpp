@@ -34,20 +34,21 @@ struct VkTile {
     return int64_t(j0 + row(tid, v / kSegs)) * K + key(tid, v % kSegs);
   }
 
-  // v of the thread's state rows.
+  // v of the thread's state rows, as loaded.
+  template <DType DT>
   struct VRegs {
-    float v[kRows];
+    ElemBits<DT> v[kRows];
   };
   template <DType DT>
-  __device__ static VRegs load_v(const void* v, int64_t v_at) {
-    VRegs r;
+  __device__ static VRegs<DT> load_v(const void* v, int64_t v_at) {
+    VRegs<DT> r;
 #pragma unroll
-    for (int i = 0; i < kRows; ++i) r.v[i] = load_elem<DT>(v, v_at + row(threadIdx.x, i));
+    for (int i = 0; i < kRows; ++i) r.v[i] = load_bits<DT>(v, v_at + row(threadIdx.x, i));
     return r;
   }
 
   template <DType DT>
-  __device__ static void step(float (&s)[kVecs][kVecElems], const TokenQK& tk, const Gate& gt, const VRegs& vr,
+  __device__ static void step(float (&s)[kVecs][kVecElems], const TokenQK& tk, const Gate& gt, const VRegs<DT>& vr,
                               void* o, int64_t o_at, Shared&) {
     const int tid = threadIdx.x;
     float kc[kSegs][kVecElems], qc[kSegs][kVecElems];
@@ -82,7 +83,7 @@ struct VkTile {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const int j = row(tid, r);
-      const float u = gt.beta * (vr.v[r] - fk * dk[r]);
+      const float u = gt.beta * (bits_to_float<DT>(vr.v[r]) - fk * dk[r]);
       if (tid % kKeyLanes == 0) store_elem<DT>(o, o_at + j, fmaf(u, tk.kq, fq * dq[r]));
       const float ur = u * tk.rk;  // S += (rk k_raw) u^T
 #pragma unroll
