@@ -51,7 +51,7 @@ constexpr const char* kEvidence =
     "tests/device/gdn_device_test.cu (sm_90, H200); capabilities/evidence/gdn-sm_90.json; AMD / Hygon: "
     "compile only (portable HIP, no target instruction)";
 constexpr const char* kStagedEvidence =
-    "tests/device/gdn_device_test.cu (sm_90, H200, 44a671b); capabilities/evidence/gdn-sm_90.json "
+    "tests/device/gdn_device_test.cu (sm_90, H200, 44a671b); capabilities/evidence/gdn-sm_90-1780eac.json "
     "(conv1d_staged_44a671b); AMD / Hygon: compile only (portable HIP, no target instruction)";
 }  // namespace gdn_rows
 
