@@ -4,12 +4,14 @@
 // 16-byte aligned; weight rows contiguous (row stride == width); x and y row strides multiples of 8
 // elements. State in the activation dtype or f32.
 // Work split: a block of kLanesSeqs teams per (kLanesSeqs sequences, 128 channels), grid (dim / 128,
-// sequence groups; grid-stride beyond 65535 groups): team = sequence, lane = 4 channels. The teams read the same 128 channels' weights and bias (cache hits after the first).
+// sequence groups; grid-stride beyond 65535 groups): team = sequence, lane = 4 channels. The teams read
+// the same 128 channels' weights and bias (cache hits after the first).
 // A team's state run (128 * (width-1) elements, contiguous in the pool) is read as lane-consecutive 4-element
 // vectors (8 bytes for a 16-bit state, 16 for f32), exchanged through shared memory into each lane's
 // 4-channel window, updated as in conv1d.vec8 and written back the same way. A team exchanges through its
-// own part of shared memory only, ordered by wave-level barriers (a team never spans two waves). Against per-thread windows read in place (48-byte strided runs, conv1d.vec8), every
-// global access of the state covers whole sectors.
+// own part of shared memory only, ordered by wave-level barriers (a team never spans two waves). Against
+// per-thread windows read in place (48-byte strided runs, conv1d.vec8), every global access of the state
+// covers whole sectors.
 #pragma once
 #include "dcukern/gdn/kernels/conv1d_vec8.hpp"
 
