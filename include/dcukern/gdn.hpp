@@ -27,8 +27,8 @@ inline Status gdn_recurrent(const GdnParams& p, stream_t stream, const GdnOption
                      : select_gdn(p, *ctx->target.info, &row, opt.explain);
   if (!s.ok()) return s;
   const gdn_detail::GdnArgs a = gdn_detail::make_args(p);
-  s = p.q.dtype == DType::bf16 ? gdn_detail::launch_gdn<DType::bf16>(row->kernel, p.state.dtype, a, stream)
-                               : gdn_detail::launch_gdn<DType::f16>(row->kernel, p.state.dtype, a, stream);
+  s = p.q.dtype == DType::bf16 ? gdn_detail::launch_gdn<DType::bf16>(row->kernel, p.state.dtype, a, *ctx, stream)
+                               : gdn_detail::launch_gdn<DType::f16>(row->kernel, p.state.dtype, a, *ctx, stream);
   if (!s.ok()) return s;
   return runtime_status(runtime_last_error(), "gdn launch");
 }

@@ -17,36 +17,47 @@ namespace dcukern::gdn_detail {
 
 inline unsigned grid_size(int64_t blocks) { return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 1 << 30)); }
 
+// Every GDN kernel starts with begin_dependent_kernel(), so each launches as a dependent launch where the
+// device has one (platform/dependent_launch.hpp).
+template <class Kernel, class Args>
+Status launch_kernel(const char* what, const DeviceContext& ctx, Kernel kernel, dim3 grid, dim3 block, stream_t s,
+                     const Args& a) {
+  return runtime_status(launch_dependent(ctx.facts.dependent_launch, kernel, grid, block, 0, s, a), what);
+}
+
 template <template <int, int, DType> class Tile, int Cols, DType DT, DType SDT>
-Status launch_tiled(GdnArgs a, stream_t s) {
+Status launch_tiled(GdnArgs a, const DeviceContext& ctx, stream_t s) {
   a.col_div = make_fast_divide(static_cast<uint32_t>(a.vdim / Cols));
   const unsigned grid = grid_size(int64_t(a.batch) * a.hv * (a.vdim / Cols));
+  auto launch = [&](auto kernel) {
+    return launch_kernel("gdn: tiled launch", ctx, kernel, dim3(grid), dim3(kTiledThreads), s, a);
+  };
   switch (a.kdim) {
-    case 64: gdn_tiled_kernel<Tile<Cols, 64, SDT>, DT><<<grid, kTiledThreads, 0, s>>>(a); return Status::success();
-    case 128: gdn_tiled_kernel<Tile<Cols, 128, SDT>, DT><<<grid, kTiledThreads, 0, s>>>(a); return Status::success();
-    case 256: gdn_tiled_kernel<Tile<Cols, 256, SDT>, DT><<<grid, kTiledThreads, 0, s>>>(a); return Status::success();
+    case 64: return launch(gdn_tiled_kernel<Tile<Cols, 64, SDT>, DT>);
+    case 128: return launch(gdn_tiled_kernel<Tile<Cols, 128, SDT>, DT>);
+    case 256: return launch(gdn_tiled_kernel<Tile<Cols, 256, SDT>, DT>);
     default: return Status::unsupported("gdn: tiled kernels take K in {64, 128, 256}, not " + std::to_string(a.kdim));
   }
 }
 
 template <DType DT, DType SDT>
-Status launch_gdn(GdnKernel kernel, const GdnArgs& a, stream_t s) {
+Status launch_gdn(GdnKernel kernel, const GdnArgs& a, const DeviceContext& ctx, stream_t s) {
   switch (kernel) {
     case GdnKernel::generic:
-      gdn_generic_kernel<DT, SDT><<<grid_size(int64_t(a.batch) * a.hv), kGenericThreads, 0, s>>>(a);
-      return Status::success();
-    case GdnKernel::tiled_kv: return launch_tiled<KvTile, 32, DT, SDT>(a, s);
-    case GdnKernel::tiled_vk: return launch_tiled<VkTile, 32, DT, SDT>(a, s);
-    case GdnKernel::tiled_kv16: return launch_tiled<KvTile, 16, DT, SDT>(a, s);
-    case GdnKernel::tiled_vk16: return launch_tiled<VkTile, 16, DT, SDT>(a, s);
+      return launch_kernel("gdn: generic launch", ctx, gdn_generic_kernel<DT, SDT>,
+                           dim3(grid_size(int64_t(a.batch) * a.hv)), dim3(kGenericThreads), s, a);
+    case GdnKernel::tiled_kv: return launch_tiled<KvTile, 32, DT, SDT>(a, ctx, s);
+    case GdnKernel::tiled_vk: return launch_tiled<VkTile, 32, DT, SDT>(a, ctx, s);
+    case GdnKernel::tiled_kv16: return launch_tiled<KvTile, 16, DT, SDT>(a, ctx, s);
+    case GdnKernel::tiled_vk16: return launch_tiled<VkTile, 16, DT, SDT>(a, ctx, s);
   }
   return Status::unsupported("gdn: unknown kernel");
 }
 
 template <DType DT>
-Status launch_gdn(GdnKernel kernel, DType state, const GdnArgs& a, stream_t s) {
-  if (state == DType::f32) return launch_gdn<DT, DType::f32>(kernel, a, s);
-  if (state == DType::bf16) return launch_gdn<DT, DType::bf16>(kernel, a, s);
+Status launch_gdn(GdnKernel kernel, DType state, const GdnArgs& a, const DeviceContext& ctx, stream_t s) {
+  if (state == DType::f32) return launch_gdn<DT, DType::f32>(kernel, a, ctx, s);
+  if (state == DType::bf16) return launch_gdn<DT, DType::bf16>(kernel, a, ctx, s);
   return Status::unsupported(std::string("gdn: state dtype ") + dtype_name(state));
 }
 
@@ -54,22 +65,23 @@ Status launch_gdn(GdnKernel kernel, DType state, const GdnArgs& a, stream_t s) {
 // channels), vec8 (grid-stride over (sequence, 8 channels)) or vec8_staged (one block per kStagedSeqs
 // sequences x kStagedChannels channels).
 template <int W, DType DT, DType SDT>
-void launch_conv1d_width(Conv1dKernel kernel, const Conv1dArgs& a, const DeviceContext& ctx, stream_t s) {
+Status launch_conv1d_width(Conv1dKernel kernel, const Conv1dArgs& a, const DeviceContext& ctx, stream_t s) {
   if (kernel == Conv1dKernel::lanes) {
     const dim3 grid(static_cast<unsigned>(a.dim / kLanesChannels),
                     static_cast<unsigned>(std::min(conv1d_lanes_groups(a.batch), kLanesMaxGridY)));
-    conv1d_lanes_kernel<W, DT, SDT><<<grid, kLanesTeam * kLanesSeqs, 0, s>>>(a);
-    return;
+    return launch_kernel("conv1d: lanes launch", ctx, conv1d_lanes_kernel<W, DT, SDT>, grid,
+                         dim3(kLanesTeam * kLanesSeqs), s, a);
   }
   if (kernel == Conv1dKernel::vec8_staged) {
     const dim3 grid(grid_size((int64_t(a.batch) + kStagedSeqs<SDT> - 1) / kStagedSeqs<SDT>),
                     static_cast<unsigned>((a.dim + kStagedChannels - 1) / kStagedChannels));
-    conv1d_staged_kernel<W, DT, SDT><<<grid, kConvThreads, 0, s>>>(a);
-    return;
+    return launch_kernel("conv1d: staged launch", ctx, conv1d_staged_kernel<W, DT, SDT>, grid, dim3(kConvThreads), s,
+                         a);
   }
   const int64_t threads = int64_t(a.batch) * (a.dim / 8);
   const int64_t blocks = std::min<int64_t>((threads + kConvThreads - 1) / kConvThreads, 64LL * ctx.facts.compute_units);
-  conv1d_vec8_kernel<W, DT, SDT><<<grid_size(blocks), kConvThreads, 0, s>>>(a);
+  return launch_kernel("conv1d: vec8 launch", ctx, conv1d_vec8_kernel<W, DT, SDT>, dim3(grid_size(blocks)),
+                       dim3(kConvThreads), s, a);
 }
 
 template <DType DT, DType SDT>
@@ -78,16 +90,16 @@ Status launch_conv1d(Conv1dKernel kernel, const Conv1dArgs& a, const DeviceConte
     case Conv1dKernel::generic: {
       const int64_t threads = int64_t(a.batch) * a.dim;
       const int64_t blocks = std::min<int64_t>((threads + kConvThreads - 1) / kConvThreads, 64LL * ctx.facts.compute_units);
-      conv1d_generic_kernel<DT, SDT><<<grid_size(blocks), kConvThreads, 0, s>>>(a);
-      return Status::success();
+      return launch_kernel("conv1d: generic launch", ctx, conv1d_generic_kernel<DT, SDT>, dim3(grid_size(blocks)),
+                           dim3(kConvThreads), s, a);
     }
     case Conv1dKernel::lanes:
     case Conv1dKernel::vec8:
     case Conv1dKernel::vec8_staged:
       switch (a.width) {
-        case 2: launch_conv1d_width<2, DT, SDT>(kernel, a, ctx, s); return Status::success();
-        case 3: launch_conv1d_width<3, DT, SDT>(kernel, a, ctx, s); return Status::success();
-        case 4: launch_conv1d_width<4, DT, SDT>(kernel, a, ctx, s); return Status::success();
+        case 2: return launch_conv1d_width<2, DT, SDT>(kernel, a, ctx, s);
+        case 3: return launch_conv1d_width<3, DT, SDT>(kernel, a, ctx, s);
+        case 4: return launch_conv1d_width<4, DT, SDT>(kernel, a, ctx, s);
         default: return Status::unsupported("conv1d: width " + std::to_string(a.width) + " (supported: 2..4)");
       }
   }

@@ -73,6 +73,37 @@ inline runtime_error_t runtime_resident_blocks(int* blocks, const void* kernel, 
 }
 #endif
 
+// Launches kernel<<<grid, block, shared, s>>>(args...), as a programmatic dependent launch where
+// `dependent` (DeviceFacts::dependent_launch: CUDA, sm_90 and later): its blocks may start while the
+// kernel before it on the stream finishes, and wait for it in grid_dependency_wait()
+// (platform/dependent_launch.hpp), which the kernel must call before it touches memory an earlier kernel
+// may use. Otherwise an ordinary launch. Graph capture keeps the dependency as a programmatic edge.
+template <class... Params, class... Args>
+inline runtime_error_t launch_dependent(bool dependent, void (*kernel)(Params...), dim3 grid, dim3 block,
+                                        size_t shared, stream_t s, Args... args) {
+#if DCUKERN_PLATFORM_CUDA
+  if (!dependent) {
+    kernel<<<grid, block, shared, s>>>(static_cast<Params>(args)...);
+    return runtime_last_error();
+  }
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared;
+  config.stream = s;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+#else
+  (void)dependent;
+  kernel<<<grid, block, shared, s>>>(static_cast<Params>(args)...);
+  return runtime_last_error();
+#endif
+}
+
 inline Status runtime_status(runtime_error_t e, const char* what) {
   if (e == kRuntimeSuccess) return Status::success();
   return Status::error(StatusCode::runtime_error, std::string(what) + ": " + runtime_error_string(e));
@@ -86,6 +117,7 @@ struct DeviceFacts {
   int wave_size = 0;
   size_t shared_mem_per_block = 0;
   int runtime_version = 0;
+  bool dependent_launch = false;  // programmatic dependent launch (launch_dependent): CUDA, sm_90 and later
 };
 
 inline Status query_device_facts(int device, DeviceFacts* f) {
@@ -107,6 +139,7 @@ inline Status query_device_facts(int device, DeviceFacts* f) {
   f->compute_units = p.multiProcessorCount;
   f->wave_size = p.warpSize;
   f->shared_mem_per_block = p.sharedMemPerBlock;
+  f->dependent_launch = p.major >= 9;
   (void)cudaRuntimeGetVersion(&f->runtime_version);
 #endif
   return Status::success();

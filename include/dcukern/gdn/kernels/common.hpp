@@ -8,6 +8,7 @@
 #include "dcukern/core/dtype.hpp"
 #include "dcukern/core/fast_divide.hpp"
 #include "dcukern/gdn/params.hpp"
+#include "dcukern/platform/dependent_launch.hpp"
 #include "dcukern/platform/fastmath.hpp"
 #include "dcukern/platform/isa.hpp"
 #include "dcukern/platform/numeric.hpp"
@@ -263,6 +264,13 @@ struct TokenQK {
   float rk, rq, kq;
 };
 
+// The factors from the sums kk = sum k_i^2, qq = sum q_i^2, kq = sum k_i q_i of a token staged in buf.
+__device__ __forceinline__ TokenQK qk_from_sums(const GdnArgs& a, const float* buf, float kk, float qq, float kq) {
+  const float rk = a.l2norm ? device_rsqrt(kk + 1e-6f) : 1.f;
+  const float rq = (a.l2norm ? device_rsqrt(qq + 1e-6f) : 1.f) * a.scale;
+  return {buf, buf + a.kdim, rk, rq, kq * rk * rq};
+}
+
 // The norms and k.q of a token staged in buf[0..K) (k) and buf[K..2K) (q), computed by every wave
 // from shared memory (no barrier of its own).
 __device__ __forceinline__ TokenQK qk_factors(const GdnArgs& a, const float* buf) {
@@ -273,12 +281,7 @@ __device__ __forceinline__ TokenQK qk_factors(const GdnArgs& a, const float* buf
     qq = fmaf(qv, qv, qq);
     kq = fmaf(kv, qv, kq);
   }
-  kk = warp_sum(kk);
-  qq = warp_sum(qq);
-  kq = warp_sum(kq);
-  const float rk = a.l2norm ? device_rsqrt(kk + 1e-6f) : 1.f;
-  const float rq = (a.l2norm ? device_rsqrt(qq + 1e-6f) : 1.f) * a.scale;
-  return {buf, buf + a.kdim, rk, rq, kq * rk * rq};
+  return qk_from_sums(a, buf, warp_sum(kk), warp_sum(qq), warp_sum(kq));
 }
 
 // Block-wide: stage q and k of (b, t, key head) into buf[0..K) and buf[K..2K), then every wave
@@ -296,11 +299,15 @@ __device__ __forceinline__ TokenQK stage_qk(const GdnArgs& a, int b, int t, int 
 }
 
 // The same in two halves for a compile-time K and block size, so that the loads can be issued long
-// before the barrier: load() into registers (element tid + Threads * n of k and q, unconverted),
-// publish() to shared memory, barrier, factors.
+// before the barrier: load() into registers (element tid + Threads * n of k and q, unconverted); then
+// publish(): q and k to shared memory with each wave's sums of their squares and products (shuffles,
+// before the barrier), one barrier, and every thread adds the kWaves sums (no pass over q and k after the
+// barrier: this is on the B = 1 step's critical path). buf holds kStageFloats.
 template <DType DT, int K, int Threads>
 struct QkRegs {
   static constexpr int kPer = (K + Threads - 1) / Threads;
+  static constexpr int kWaves = Threads / kWarpSize;
+  static constexpr int kStageFloats = 2 * K + 3 * kWaves;
   ElemBits<DT> k[kPer], q[kPer];  // as loaded; converted in publish()
 
   __device__ __forceinline__ void load(const GdnArgs& a, int b, int t, int hv) {
@@ -314,16 +321,41 @@ struct QkRegs {
     }
   }
   __device__ __forceinline__ TokenQK publish(const GdnArgs& a, float* buf) const {
+    float kk = 0.f, qq = 0.f, kq = 0.f;
 #pragma unroll
     for (int n = 0; n < kPer; ++n) {
       const int i = int(threadIdx.x) + Threads * n;
       if (i < K) {
-        buf[i] = bits_to_float<DT>(k[n]);
-        buf[K + i] = bits_to_float<DT>(q[n]);
+        const float kv = bits_to_float<DT>(k[n]), qv = bits_to_float<DT>(q[n]);
+        buf[i] = kv;
+        buf[K + i] = qv;
+        kk = fmaf(kv, kv, kk);
+        qq = fmaf(qv, qv, qq);
+        kq = fmaf(kv, qv, kq);
       }
     }
+#pragma unroll
+    for (int mask = kWarpSize / 2; mask > 0; mask /= 2) {  // the three sums' shuffles interleaved
+      kk += shfl_xor(kk, mask);
+      qq += shfl_xor(qq, mask);
+      kq += shfl_xor(kq, mask);
+    }
+    float* const sums = buf + 2 * K;  // [kk, qq, kq][wave]
+    if (lane_id() == 0) {
+      const int wave = int(threadIdx.x) / kWarpSize;
+      sums[wave] = kk;
+      sums[kWaves + wave] = qq;
+      sums[2 * kWaves + wave] = kq;
+    }
     __syncthreads();
-    return qk_factors(a, buf);
+    kk = qq = kq = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWaves; ++w) {
+      kk += sums[w];
+      qq += sums[kWaves + w];
+      kq += sums[2 * kWaves + w];
+    }
+    return qk_from_sums(a, buf, kk, qq, kq);
   }
 };
 

@@ -11,6 +11,7 @@ constexpr int kConvThreads = 256;
 
 template <DType DT, DType SDT>
 __global__ void __launch_bounds__(kConvThreads) conv1d_generic_kernel(Conv1dArgs a) {
+  begin_dependent_kernel();
   const int64_t total = int64_t(a.batch) * a.dim;
   const int hist = a.width - 1;
   for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;

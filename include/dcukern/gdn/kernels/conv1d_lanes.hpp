@@ -102,6 +102,7 @@ __device__ __forceinline__ void conv1d_lanes_block(const Conv1dArgs& a, int64_t 
 template <int W, DType DT, DType SDT>
 __global__ void __launch_bounds__(kLanesTeam * kLanesSeqs) conv1d_lanes_kernel(Conv1dArgs a) {
   __shared__ Vec4<SDT> runs[kLanesSeqs][kLanesTeam * (W - 1)];
+  begin_dependent_kernel();
   const int64_t groups = conv1d_lanes_groups(a.batch);
   for (int64_t group = blockIdx.y; group < groups; group += gridDim.y) {  // every thread of a block: same trips
     conv1d_lanes_block<W, DT, SDT>(a, group, blockIdx.x, runs);

@@ -62,6 +62,7 @@ __global__ void __launch_bounds__(kConvThreads, DCUKERN_CUDA_MIN_BLOCKS(kStagedM
   __shared__ LaneRuns<DT, kWeightVecs> w_sm;
   __shared__ vec16_t bias_sm[kStagedLanes];
   __shared__ LaneRuns<SDT, kStateVecs> state_sm[kStagedSeqs<SDT>];
+  begin_dependent_kernel();
 
   const int t = threadIdx.x, lane = t % kStagedLanes, team = t / kStagedLanes;
   const int64_t c0 = int64_t(blockIdx.y) * kStagedChannels;

@@ -32,6 +32,7 @@ __device__ __forceinline__ void conv1d_group(const Conv1dArgs& a, const float (&
 template <int W, DType DT, DType SDT>
 __global__ void __launch_bounds__(kConvThreads) conv1d_vec8_kernel(Conv1dArgs a) {
   constexpr int kHist = W - 1;
+  begin_dependent_kernel();
   const int64_t groups = a.dim / 8;
   const int64_t total = int64_t(a.batch) * groups;
   for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;

@@ -13,6 +13,7 @@ constexpr int kGenericThreads = 128;
 
 template <DType DT, DType SDT>
 __global__ void __launch_bounds__(kGenericThreads) gdn_generic_kernel(GdnArgs a) {
+  begin_dependent_kernel();
   const int hv = blockIdx.x % a.hv;
   const int b = blockIdx.x / a.hv;
   const int64_t slot = a.slots[b];

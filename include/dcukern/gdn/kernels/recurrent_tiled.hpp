@@ -8,10 +8,11 @@
 // stored once (plus once per token where token slots are asked for).
 // Latency chain: a token's q, k, v and gating inputs do not depend on the slot, so they are issued
 // with it (token 0) or while the previous token computes (tokens > 0), and kept unconverted until the
-// state loads are issued; only the state loads wait for the slot. Per token: q and k are published to shared memory (one barrier); the tile policy sums the
-// decayed state against the raw k and q while every wave computes the norms (scalars applied after the
-// sums), forms u = beta (v - S^T k), o = S^T q + u (k.q) and applies S += k u^T. The state is read
-// once and written once per call: the kernel is bound by memory.
+// state loads are issued; only the state loads wait for the slot. Per token: q and k are staged in shared
+// memory with each wave's sums for their norms (one barrier); the tile policy sums the decayed state
+// against the raw k and q (norms and decay are scalars applied after the sums), forms u = beta (v - S^T k),
+// o = S^T q + u (k.q) and applies S += k u^T. The state is read once and written once per call: the
+// kernel is bound by memory. Launched as a dependent launch (platform/dependent_launch.hpp).
 #pragma once
 #include "dcukern/gdn/kernels/common.hpp"
 #include "dcukern/gdn/kernels/tile_kv.hpp"
@@ -36,6 +37,7 @@ __global__ void __launch_bounds__(kTiledThreads, DCUKERN_CUDA_MIN_BLOCKS(kTiledM
   const int hv = int(pair) - b * a.hv;
   const int j0 = vb * Cols;
   const int tid = threadIdx.x;
+  begin_dependent_kernel();  // a dependent launch (launch.hpp)
 
   // The slot heads the longest chain (slot -> state); token 0's inputs do not depend on it. All are
   // issued here and kept unconverted (ElemBits, GateIn), so nothing waits on them before the state loads.
@@ -53,7 +55,7 @@ __global__ void __launch_bounds__(kTiledThreads, DCUKERN_CUDA_MIN_BLOCKS(kTiledM
 #pragma unroll
   for (int r = 0; r < T::kVecs; ++r) load_elems<SDT>(head + T::offset(tid, r, j0, a.vdim) * kElemBytes<SDT>, s[r]);
 
-  __shared__ float stage[2][2 * K];
+  __shared__ float stage[2][QkRegs<DT, K, kTiledThreads>::kStageFloats];
   __shared__ typename T::Shared shared;
   for (int t = 0;; ++t) {
     const TokenQK tk = qk.publish(a, stage[t & 1]);

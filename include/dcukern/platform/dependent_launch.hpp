@@ -1,0 +1,37 @@
+// Device side of a programmatic dependent launch (runtime.hpp, launch_dependent): a kernel so launched
+// calls grid_dependency_wait() before its first access to memory that an earlier kernel on the stream may
+// use (it returns once that kernel has finished and its writes are visible), and may call
+// grid_dependents_launch() once the kernel after it may start (its blocks then wait in their own
+// grid_dependency_wait()). No-ops where the platform has no such launch (HIP, CUDA before sm_90), and for
+// a kernel launched the ordinary way.
+#pragma once
+#include "dcukern/platform/runtime.hpp"
+
+namespace dcukern {
+
+#if DCUKERN_PLATFORM_CUDA && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define DCUKERN_DEPENDENT_LAUNCH 1
+#else
+#define DCUKERN_DEPENDENT_LAUNCH 0
+#endif
+
+__device__ __forceinline__ void grid_dependency_wait() {
+#if DCUKERN_DEPENDENT_LAUNCH
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_dependents_launch() {
+#if DCUKERN_DEPENDENT_LAUNCH
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+// Both, first thing in a kernel: wait for the kernel before, then let the next one's blocks start (they
+// launch once every block of this kernel has got here, and wait for it to finish in their own
+// grid_dependency_wait()). Measured on the H200 against launching them at the end (GDN, B = 1, graph
+// replay): 3.6-4.2 against 3.6-4.6 us.
+__device__ __forceinline__ void begin_dependent_kernel() {
+  grid_dependency_wait();
+  grid_dependents_launch();
+}
+
+}  // namespace dcukern
