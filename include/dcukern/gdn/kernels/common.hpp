@@ -320,6 +320,14 @@ struct QkRegs {
       q[n] = i < K ? load_bits<DT>(a.q.p, qo + i) : ElemBits<DT>{};
     }
   }
+  // The lines load() reads, into L2 (prefetch_l2).
+  __device__ __forceinline__ static void prefetch(const GdnArgs& a, int b, int t, int hv) {
+    const int h = int(divide(uint32_t(hv), a.group_div));
+    for (int i = int(threadIdx.x); i < K; i += Threads) {
+      prefetch_l2(static_cast<const ElemBits<DT>*>(a.k.p) + a.k.at(b, t, h) + i);
+      prefetch_l2(static_cast<const ElemBits<DT>*>(a.q.p) + a.q.at(b, t, h) + i);
+    }
+  }
   __device__ __forceinline__ TokenQK publish(const GdnArgs& a, float* buf) const {
     float kk = 0.f, qq = 0.f, kq = 0.f;
 #pragma unroll

@@ -37,6 +37,19 @@ __global__ void __launch_bounds__(kTiledThreads, DCUKERN_CUDA_MIN_BLOCKS(kTiledM
   const int hv = int(pair) - b * a.hv;
   const int j0 = vb * Cols;
   const int tid = threadIdx.x;
+#if DCUKERN_DEPENDENT_LAUNCH
+  if constexpr (T::kPrefetchState) {  // While the kernel before finishes: the block's token-0 inputs and its
+    // state tile, at the slot as read now if in range, into L2. A hint only: all is read again after the wait.
+    QkRegs<DT, K, kTiledThreads>::prefetch(a, b, 0, hv);
+    if (tid < Cols) prefetch_l2(static_cast<const ElemBits<DT>*>(a.v.p) + a.v.at(b, 0, hv) + j0 + tid);
+    const int64_t guess = a.slots[b];
+    if (slot_valid(guess, a.num_slots)) {
+      const char* const head = head_state<SDT>(a, guess, hv);
+#pragma unroll
+      for (int r = 0; r < T::kVecs; ++r) prefetch_l2(head + T::offset(tid, r, j0, a.vdim) * kElemBytes<SDT>);
+    }
+  }
+#endif
   begin_dependent_kernel();  // a dependent launch (launch.hpp)
 
   // The slot heads the longest chain (slot -> state); token 0's inputs do not depend on it. All are
