@@ -99,9 +99,29 @@ __device__ __forceinline__ void conv1d_lanes_block(const Conv1dArgs& a, int64_t 
   }
 }
 
+// The lines of x and of the state runs that a block's trip reads, into L2 (prefetch_l2: a hint, at the
+// slots as read now if in range).
+template <int W, DType DT, DType SDT>
+__device__ __forceinline__ void conv1d_lanes_prefetch(const Conv1dArgs& a, int64_t group, int64_t cb) {
+  const int lane = threadIdx.x % kLanesTeam, team = threadIdx.x / kLanesTeam;
+  const int64_t b = group * kLanesSeqs + team;
+  if (b >= a.batch) return;
+  const int64_t c0 = cb * kLanesChannels + 4 * lane;
+  prefetch_l2(static_cast<const char*>(a.x) + (b * a.ldx + c0) * kElemBytes<DT>);
+  const int64_t slot = a.slots[b];
+  if (!slot_valid(slot, a.num_slots)) return;
+  const char* const run =
+      static_cast<const char*>(a.state) + (slot * a.slot_stride + (c0 - 4 * lane) * (W - 1)) * kElemBytes<SDT>;
+#pragma unroll
+  for (int r = 0; r < W - 1; ++r) prefetch_l2(run + sizeof(Vec4<SDT>) * (lane + kLanesTeam * r));
+}
+
 template <int W, DType DT, DType SDT>
 __global__ void __launch_bounds__(kLanesTeam * kLanesSeqs) conv1d_lanes_kernel(Conv1dArgs a) {
   __shared__ Vec4<SDT> runs[kLanesSeqs][kLanesTeam * (W - 1)];
+#if DCUKERN_DEPENDENT_LAUNCH
+  conv1d_lanes_prefetch<W, DT, SDT>(a, blockIdx.y, blockIdx.x);  // the first trip's, while the kernel before ends
+#endif
   begin_dependent_kernel();
   const int64_t groups = conv1d_lanes_groups(a.batch);
   for (int64_t group = blockIdx.y; group < groups; group += gridDim.y) {  // every thread of a block: same trips
