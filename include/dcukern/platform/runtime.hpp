@@ -2,6 +2,9 @@
 // errors, device queries. (Debian's HIP 5.2 headers for the NVIDIA platform do not build with CUDA 13,
 // so the NVIDIA build talks to the CUDA runtime directly.)
 #pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
 #include <string>
 
 #include "dcukern/core/status.hpp"
@@ -73,16 +76,39 @@ inline runtime_error_t runtime_resident_blocks(int* blocks, const void* kernel, 
 }
 #endif
 
+#if DCUKERN_PLATFORM_CUDA
+// Whether the code of `kernel` that runs on the current device was compiled for compute capability 9.0 or
+// later (its PTX version: code JIT-compiled from older PTX has no grid_dependency_wait() in it). Asked of
+// the runtime once per kernel and device.
+template <class... Params>
+inline bool kernel_waits_for_dependency(void (*kernel)(Params...)) {
+  constexpr int kMaxDevices = 64;
+  static std::array<std::atomic<int8_t>, kMaxDevices> known{};  // 0: not asked yet, 1: yes, 2: no
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return false;
+  int8_t k = known[device].load(std::memory_order_relaxed);
+  if (k == 0) {
+    cudaFuncAttributes attr{};
+    const bool yes = cudaFuncGetAttributes(&attr, kernel) == cudaSuccess && attr.ptxVersion >= 90;
+    (void)cudaGetLastError();
+    k = yes ? 1 : 2;
+    known[device].store(k, std::memory_order_relaxed);
+  }
+  return k == 1;
+}
+#endif
+
 // Launches kernel<<<grid, block, shared, s>>>(args...), as a programmatic dependent launch where
-// `dependent` (DeviceFacts::dependent_launch: CUDA, sm_90 and later): its blocks may start while the
-// kernel before it on the stream finishes, and wait for it in grid_dependency_wait()
-// (platform/dependent_launch.hpp), which the kernel must call before it touches memory an earlier kernel
-// may use. Otherwise an ordinary launch. Graph capture keeps the dependency as a programmatic edge.
+// `dependent` (DeviceFacts::dependent_launch: CUDA, sm_90 and later) and the kernel's code for this
+// device was compiled for it: its blocks may start while the kernel before it on the stream finishes, and
+// wait for it in grid_dependency_wait() (platform/dependent_launch.hpp), which the kernel must call
+// before it touches memory an earlier kernel may use. Otherwise an ordinary launch. Graph capture keeps
+// the dependency as a programmatic edge.
 template <class... Params, class... Args>
 inline runtime_error_t launch_dependent(bool dependent, void (*kernel)(Params...), dim3 grid, dim3 block,
                                         size_t shared, stream_t s, Args... args) {
 #if DCUKERN_PLATFORM_CUDA
-  if (!dependent) {
+  if (!dependent || !kernel_waits_for_dependency(kernel)) {
     kernel<<<grid, block, shared, s>>>(static_cast<Params>(args)...);
     return runtime_last_error();
   }

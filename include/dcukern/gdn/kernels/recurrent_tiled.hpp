@@ -12,7 +12,8 @@
 // memory with each wave's sums for their norms (one barrier); the tile policy sums the decayed state
 // against the raw k and q (norms and decay are scalars applied after the sums), forms u = beta (v - S^T k),
 // o = S^T q + u (k.q) and applies S += k u^T. The state is read once and written once per call: the
-// kernel is bound by memory. Launched as a dependent launch (platform/dependent_launch.hpp).
+// kernel is bound by memory. Launched as a dependent launch (platform/dependent_launch.hpp): tiles with
+// kPrefetch fetch their inputs and state into L2 while the kernel before finishes.
 #pragma once
 #include "dcukern/gdn/kernels/common.hpp"
 #include "dcukern/gdn/kernels/tile_kv.hpp"
@@ -38,7 +39,7 @@ __global__ void __launch_bounds__(kTiledThreads, DCUKERN_CUDA_MIN_BLOCKS(kTiledM
   const int j0 = vb * Cols;
   const int tid = threadIdx.x;
 #if DCUKERN_DEPENDENT_LAUNCH
-  if constexpr (T::kPrefetchState) {  // While the kernel before finishes: the block's token-0 inputs and its
+  if constexpr (T::kPrefetch) {  // While the kernel before finishes: the block's token-0 inputs and its
     // state tile, at the slot as read now if in range, into L2. A hint only: all is read again after the wait.
     QkRegs<DT, K, kTiledThreads>::prefetch(a, b, 0, hv);
     if (tid < Cols) prefetch_l2(static_cast<const ElemBits<DT>*>(a.v.p) + a.v.at(b, 0, hv) + j0 + tid);

@@ -25,7 +25,7 @@ struct KvTile {
   static constexpr int kWaves = kTiledThreads / 32;  // room for wave32
   // The inputs and the state tile are prefetched into L2 before a dependent launch's wait
   // (recurrent_tiled.hpp). H200, B = 1 to 512: 1.02-1.25x faster.
-  static constexpr bool kPrefetchState = true;
+  static constexpr bool kPrefetch = true;
   static_assert(kColChunks >= 1 && kColChunks <= 32 && K % kRowGroups == 0, "tile shape");
 
   struct Shared {

@@ -27,7 +27,7 @@ struct VkTile {
   // The inputs and the state tile are prefetched into L2 before a dependent launch's wait
   // (recurrent_tiled.hpp) by the 16-row tiles only. H200: B = 1 1.24-1.27x faster; the 32-row tiles spilled
   // 20 bytes under their 80-register cap with the prefetch code and ran 1.03-1.05x slower at B = 8 to 512.
-  static constexpr bool kPrefetchState = Cols < 32;
+  static constexpr bool kPrefetch = Cols < 32;
 
   struct Shared {};
 
