@@ -109,6 +109,8 @@ TEST_CASE("gdn: every invalid input gets a readable error") {
     if (i == 5) p.slots = nullptr;
     expect(p, SC::invalid_argument, (std::string("null pointer for ") + names[i]).c_str());
   }
+  p = valid_gdn(); p.batch = int(kGdnMaxSequenceHeads / HV) + 1;
+  expect(p, SC::invalid_argument, "batch x value heads");
   p = valid_gdn(); p.g = dense(g_in, HV, 1, DType::f32);
   expect(p, SC::invalid_argument, "gating given twice");
   p = valid_gdn(); p.A_log = nullptr;

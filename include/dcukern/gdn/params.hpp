@@ -19,6 +19,9 @@ namespace dcukern {
 
 constexpr int kGdnMaxHeadDim = 256;  // K and V
 constexpr int kGdnMaxTokens = 64;    // T per sequence in one call (speculative decoding)
+// B x HV per call: the kernels take a block per (sequence, value head, up to 16 columns), and the grid
+// holds at most 2^30 blocks (2^24 pairs x 256 / 16 columns).
+constexpr int64_t kGdnMaxSequenceHeads = int64_t(1) << 24;
 constexpr int kConv1dMaxWidth = 4;
 constexpr int64_t kConv1dMaxDim = 16384;
 
@@ -149,6 +152,9 @@ inline Status validate_gdn(const GdnParams& p, GdnCall* call) {
   if (p.head_k_dim < 1 || p.head_k_dim > kGdnMaxHeadDim || p.head_v_dim < 1 || p.head_v_dim > kGdnMaxHeadDim)
     return bad("head dims K = " + num(p.head_k_dim) + ", V = " + num(p.head_v_dim) + " out of range 1.." +
                num(kGdnMaxHeadDim));
+  if (int64_t(p.batch) * p.num_v_heads > kGdnMaxSequenceHeads)
+    return bad("batch x value heads = " + num(int64_t(p.batch) * p.num_v_heads) + " above " +
+               num(kGdnMaxSequenceHeads) + " per call");
   const DType act = p.q.dtype;
   if (!detail::is_act_dtype(act))
     return Status::unsupported(std::string("gdn: q dtype ") + dtype_name(act) + " (supported: bf16, f16)");
