@@ -72,6 +72,11 @@ __device__ __forceinline__ void unpack2(uint32_t w, float& lo, float& hi) {
 #endif
   }
 }
+// Two floats rounded to DT and packed into a 32-bit word (lo in the low half: unpack2's inverse).
+template <DType DT>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  return uint32_t(from_float<DT>(lo)) | uint32_t(from_float<DT>(hi)) << 16;
+}
 
 // The larger of a and b, or a NaN when either is one (one instruction on sm_80 and later).
 __device__ __forceinline__ float fmax_nan(float a, float b) {

@@ -136,7 +136,7 @@ __device__ __forceinline__ void store_elems(void* p, const float (&in)[N]) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       if constexpr (DT == DType::f32) w[i] = __float_as_uint(in[vi * 4 + i]);
-      else w[i] = uint32_t(from_float<DT>(in[vi * 8 + 2 * i])) | uint32_t(from_float<DT>(in[vi * 8 + 2 * i + 1])) << 16;
+      else w[i] = pack2<DT>(in[vi * 8 + 2 * i], in[vi * 8 + 2 * i + 1]);
     }
     vec16_t v;
     v.x = w[0];
@@ -205,8 +205,8 @@ __device__ __forceinline__ Vec4<DT> pack4(const float* in) {
     v.z = __float_as_uint(in[2]);
     v.w = __float_as_uint(in[3]);
   } else {
-    v.x = uint32_t(from_float<DT>(in[0])) | uint32_t(from_float<DT>(in[1])) << 16;
-    v.y = uint32_t(from_float<DT>(in[2])) | uint32_t(from_float<DT>(in[3])) << 16;
+    v.x = pack2<DT>(in[0], in[1]);
+    v.y = pack2<DT>(in[2], in[3]);
   }
   return v;
 }
