@@ -22,7 +22,7 @@ inline unsigned grid_size(int64_t blocks) { return static_cast<unsigned>(std::cl
 template <class Kernel, class Args>
 Status launch_kernel(const char* what, const DeviceContext& ctx, Kernel kernel, dim3 grid, dim3 block, stream_t s,
                      const Args& a) {
-  return runtime_status(launch_dependent(ctx.facts.dependent_launch, kernel, grid, block, 0, s, a), what);
+  return runtime_status(launch_dependent(ctx.facts.dependent_launch, ctx.device, kernel, grid, block, 0, s, a), what);
 }
 
 template <template <int, int, DType> class Tile, int Cols, DType DT, DType SDT>

@@ -77,15 +77,14 @@ inline runtime_error_t runtime_resident_blocks(int* blocks, const void* kernel, 
 #endif
 
 #if DCUKERN_PLATFORM_CUDA
-// Whether the code of `kernel` that runs on the current device was compiled for compute capability 9.0 or
-// later (its PTX version: code JIT-compiled from older PTX has no grid_dependency_wait() in it). Asked of
-// the runtime once per kernel and device.
+// Whether the code of `kernel` that runs on `device` (the current device) was compiled for compute
+// capability 9.0 or later (its PTX version: code JIT-compiled from older PTX has no grid_dependency_wait()
+// in it). Asked of the runtime once per kernel and device.
 template <class... Params>
-inline bool kernel_waits_for_dependency(void (*kernel)(Params...)) {
+inline bool kernel_waits_for_dependency(void (*kernel)(Params...), int device) {
   constexpr int kMaxDevices = 64;
   static std::array<std::atomic<int8_t>, kMaxDevices> known{};  // 0: not asked yet, 1: yes, 2: no
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return false;
+  if (device < 0 || device >= kMaxDevices) return false;
   int8_t k = known[device].load(std::memory_order_relaxed);
   if (k == 0) {
     cudaFuncAttributes attr{};
@@ -98,17 +97,17 @@ inline bool kernel_waits_for_dependency(void (*kernel)(Params...)) {
 }
 #endif
 
-// Launches kernel<<<grid, block, shared, s>>>(args...), as a programmatic dependent launch where
-// `dependent` (DeviceFacts::dependent_launch: CUDA, sm_90 and later) and the kernel's code for this
-// device was compiled for it: its blocks may start while the kernel before it on the stream finishes, and
-// wait for it in grid_dependency_wait() (platform/dependent_launch.hpp), which the kernel must call
-// before it touches memory an earlier kernel may use. Otherwise an ordinary launch. Graph capture keeps
-// the dependency as a programmatic edge.
+// Launches kernel<<<grid, block, shared, s>>>(args...) on the current device, ordinal `device`, as a
+// programmatic dependent launch where `dependent` (DeviceFacts::dependent_launch: CUDA, sm_90 and later)
+// and the kernel's code for this device was compiled for it: its blocks may start while the kernel before
+// it on the stream finishes, and wait for it in grid_dependency_wait() (platform/dependent_launch.hpp),
+// which the kernel must call before it touches memory an earlier kernel may use. Otherwise an ordinary
+// launch. Graph capture keeps the dependency as a programmatic edge.
 template <class... Params, class... Args>
-inline runtime_error_t launch_dependent(bool dependent, void (*kernel)(Params...), dim3 grid, dim3 block,
-                                        size_t shared, stream_t s, Args... args) {
+inline runtime_error_t launch_dependent(bool dependent, int device, void (*kernel)(Params...), dim3 grid,
+                                        dim3 block, size_t shared, stream_t s, Args... args) {
 #if DCUKERN_PLATFORM_CUDA
-  if (!dependent || !kernel_waits_for_dependency(kernel)) {
+  if (!dependent || !kernel_waits_for_dependency(kernel, device)) {
     kernel<<<grid, block, shared, s>>>(static_cast<Params>(args)...);
     return runtime_last_error();
   }
@@ -124,7 +123,7 @@ inline runtime_error_t launch_dependent(bool dependent, void (*kernel)(Params...
   config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
 #else
-  (void)dependent;
+  (void)dependent, (void)device;
   kernel<<<grid, block, shared, s>>>(static_cast<Params>(args)...);
   return runtime_last_error();
 #endif
