@@ -11,11 +11,11 @@
 //   dcukern::Status s = dcukern::sample(p, workspace, bytes, stream);
 //
 // With a workspace the split rows can run: one block per tile of a row (8192 elements, or 16384 of
-// 16-bit logits at B >= 64), so that B = 1 is fast too; the workspace holds about 2.6 KB per 8192
-// elements of the batch (25 MB at B = 512, V = 151936; 85 MB at B = 1024,
+// 16-bit logits at B >= 64), so that B = 1 is fast too; the workspace holds about 2 KB per 8192
+// elements of the batch (20 MB at B = 512, V = 151936; 68 MB at B = 1024,
 // V = 262144). Without one (sample(p, stream)) only the one-block-per-row rows can. The workspace must be
 // zeroed once before its first call (sampling_workspace_init, or any memset to 0); every call leaves it
-// ready for the next, whatever its B and V, so a call of up to 1024 rows is one kernel launch (larger
+// ready for the next, whatever its B and V, so a call of up to 1024 rows is two kernel launches (larger
 // batches add a memset of their counters; a call that dies with a device fault leaves the workspace
 // undefined: zero it again). No allocation, no host synchronisation: capturable in a HIP/CUDA graph. A
 // workspace serves one call at a time: calls that may overlap (other streams) need their own. Same
@@ -67,7 +67,8 @@ inline Status sample(const SamplingParams& p, void* workspace, size_t workspace_
                                         p.offset,
                                         p.seed_ptr,
                                         p.offset_ptr};
-  s = sampling_detail::launch(row->kernel, p.logits.dtype, a, p.logits.rows, workspace, p.advance_offset, stream);
+  s = sampling_detail::launch(row->kernel, p.logits.dtype, a, p.logits.rows, workspace, p.advance_offset, *ctx,
+                              stream);
   if (!s.ok()) return s;
   if (p.advance_offset && !sampling_detail::is_split(row->kernel))
     sampling_detail::sampling_advance_offset_kernel<<<1, 1, 0, stream>>>(p.offset_ptr);

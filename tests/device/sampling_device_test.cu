@@ -273,10 +273,10 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
       check_distribution(f16, away_from_edges(f16.row, r), row);
 }
 
-TEST_CASE("split rows: a tile whose top bin holds more than its list, so the last block gathers the row again") {
-  // 600 copies of the row's maximum in the first tile: more than one tile's list holds, so with
-  // k = 1000 that tile's list stops above the row's cut bin and the row's candidates are gathered from
-  // the logits again. The other elements lie below the maximum's bin.
+TEST_CASE("split rows: a tile with more candidates than its list holds, so the last block gathers the row again") {
+  // 600 copies of the row's maximum in the first tile: with k = 1000 the threshold lies at or below
+  // their bin, more than one tile's list holds, so the row's candidates are gathered from the logits
+  // again. The other elements lie below the maximum's bin.
   const int64_t v = 20000;
   std::mt19937_64 rng(11);
   std::normal_distribution<float> nd(0.0f, 1.0f);
@@ -294,6 +294,33 @@ TEST_CASE("split rows: a tile whose top bin holds more than its list, so the las
       check_distribution(lb, away_from_edges(lb.row, rp), split_row(lb));
     }
   }
+}
+
+TEST_CASE("split rows: a sample that misleads the threshold makes the row fall back, still exact") {
+  // The threshold kernel samples the first 8 elements of every 64. Here they are unlike the rest: far
+  // above it (the threshold then admits fewer than k elements) or far below it (more than the
+  // candidate cap); either way the row's last block runs the one-block algorithm.
+  std::mt19937_64 rng(5);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  auto row_with_sample = [&](int64_t v, float sampled_shift) {
+    std::vector<float> l(v);
+    for (int64_t i = 0; i < v; ++i) l[i] = std::clamp(nd(rng), -3.0f, 3.0f) + (i % 64 < 8 ? sampled_shift : 0.0f);
+    return l;
+  };
+  struct Case {
+    int64_t v;
+    float shift;
+    int k;
+    double top_p;
+  };
+  for (const Case c : {Case{4000, 8.0f, 1000, 1.0}, Case{4000, 8.0f, 300, 0.9}, Case{40000, -30.0f, 50, 0.95}})
+    for (DType dt : {DType::f32, DType::bf16}) {
+      const Batch lb(dt, row_with_sample(c.v, c.shift), quick_mode() ? 64 : 1024);
+      ref::SamplingRowParams rp;
+      rp.top_k = c.k;
+      rp.top_p = c.top_p;
+      check_distribution(lb, away_from_edges(lb.row, rp), split_row(lb));
+    }
 }
 
 TEST_CASE("split rows: one workspace serves calls of different B and V in turn") {

@@ -1,44 +1,48 @@
-// Launch of the kernel a sampling row names: block rows one block per row; split rows one block per tile
-// of each row (their kernel leaves the workspace's counters zero for the next call; batches of more than
-// kSyncRows rows zero them first).
+// Launch of the kernel a sampling row names: block rows one block per row; split rows the threshold
+// kernel (one block per row), then one block per tile of each row (that kernel leaves the workspace's
+// counters zero for the next call; batches of more than kSyncRows rows zero them first). Both split
+// kernels are dependent launches where the device has them (platform/dependent_launch.hpp).
 // Runtime dtype -> template dispatch, ending in an explicit error.
 #pragma once
 #include "dcukern/platform/device_context.hpp"
 #include "dcukern/sampling/kernels/sample_block.hpp"
 #include "dcukern/sampling/kernels/split_kernel.hpp"
+#include "dcukern/sampling/kernels/split_threshold.hpp"
 #include "dcukern/sampling/select.hpp"
 
 namespace dcukern::sampling_detail {
 
 template <bool kVec, DType DT>
-Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t batch, stream_t s) {
+Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t batch, const DeviceContext& ctx,
+                      stream_t s) {
   if (!w) {
     sampling_block_kernel<kVec, DT><<<unsigned(batch), kThreads, 0, s>>>(a);
     return Status::success();
   }
-  const unsigned grid = unsigned(batch * w->tiles);
+  auto launch = [&](auto kernel, int64_t blocks, const char* what) {
+    return runtime_status(launch_dependent(ctx.facts.dependent_launch, ctx.device, kernel, dim3(unsigned(blocks)),
+                                           dim3(kThreads), 0, s, a, *w),
+                          what);
+  };
+  if (Status e = launch(sampling_threshold_kernel<kVec, DT>, batch, "sampling threshold launch"); !e.ok()) return e;
+  const int64_t grid = batch * w->tiles;
   if constexpr (DT != DType::f32) {
-    if (w->items == 32) {  // 16-bit logits, large batches (split_items)
-      sampling_split_kernel<kVec, DT, 2, 32><<<grid, kThreads, 0, s>>>(a, *w);
-      return Status::success();
-    }
+    if (w->items == 32)  // 16-bit logits, large batches (split_items)
+      return launch(sampling_split_kernel<kVec, DT, 2, 32>, grid, "sampling launch");
   }
 #if DCUKERN_PLATFORM_CUDA  // the occupancy variants differ on CUDA only (DCUKERN_CUDA_MIN_BLOCKS)
-  if (batch >= kSplitLargeBatch) {
-    sampling_split_kernel<kVec, DT, 3, 16><<<grid, kThreads, 0, s>>>(a, *w);
-    return Status::success();
-  }
+  if (batch >= kSplitLargeBatch) return launch(sampling_split_kernel<kVec, DT, 3, 16>, grid, "sampling launch");
 #endif
-  sampling_split_kernel<kVec, DT, 2, 16><<<grid, kThreads, 0, s>>>(a, *w);
-  return Status::success();
+  return launch(sampling_split_kernel<kVec, DT, 2, 16>, grid, "sampling launch");
 }
 
 template <bool kVec>
-Status launch_dtype(DType dt, const SamplingArgs& a, const SplitWorkspace* w, int64_t batch, stream_t s) {
+Status launch_dtype(DType dt, const SamplingArgs& a, const SplitWorkspace* w, int64_t batch, const DeviceContext& ctx,
+                    stream_t s) {
   switch (dt) {
-    case DType::f32: return launch_kernels<kVec, DType::f32>(a, w, batch, s);
-    case DType::bf16: return launch_kernels<kVec, DType::bf16>(a, w, batch, s);
-    case DType::f16: return launch_kernels<kVec, DType::f16>(a, w, batch, s);
+    case DType::f32: return launch_kernels<kVec, DType::f32>(a, w, batch, ctx, s);
+    case DType::bf16: return launch_kernels<kVec, DType::bf16>(a, w, batch, ctx, s);
+    case DType::f16: return launch_kernels<kVec, DType::f16>(a, w, batch, ctx, s);
     default: break;
   }
   return Status::unsupported(std::string("sampling: unsupported logits dtype ") + dtype_name(dt));
@@ -49,7 +53,7 @@ inline bool is_split(SamplingKernel k) { return k == SamplingKernel::split || k 
 // `workspace`: the caller's workspace, at least split_workspace_bytes(batch, V) (split rows only); the
 // split kernels advance the device offset themselves when `advance`.
 inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int64_t batch, void* workspace,
-                     bool advance, stream_t s) {
+                     bool advance, const DeviceContext& ctx, stream_t s) {
   SplitWorkspace w{};
   if (is_split(kernel)) {  // the workspace's counters are zero (sampling_workspace_init, then every call)
     w = split_layout(workspace, batch, a.vocab, dtype_bytes(dt));
@@ -60,10 +64,10 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
         return e;
   }
   switch (kernel) {
-    case SamplingKernel::block: return launch_dtype<false>(dt, a, nullptr, batch, s);
-    case SamplingKernel::block_vec: return launch_dtype<true>(dt, a, nullptr, batch, s);
-    case SamplingKernel::split: return launch_dtype<false>(dt, a, &w, batch, s);
-    case SamplingKernel::split_vec: return launch_dtype<true>(dt, a, &w, batch, s);
+    case SamplingKernel::block: return launch_dtype<false>(dt, a, nullptr, batch, ctx, s);
+    case SamplingKernel::block_vec: return launch_dtype<true>(dt, a, nullptr, batch, ctx, s);
+    case SamplingKernel::split: return launch_dtype<false>(dt, a, &w, batch, ctx, s);
+    case SamplingKernel::split_vec: return launch_dtype<true>(dt, a, &w, batch, ctx, s);
   }
   return Status::unsupported("sampling: kernel not compiled into this build");
 }

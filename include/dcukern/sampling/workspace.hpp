@@ -9,11 +9,12 @@
 // Regions (tiles = ceil(V / split_tile(items)) per row; the sizes count the most tiles, of 16 items):
 //   sync[-1].scanned     rows finished (the last one advances the device offset and zeroes it)
 //   sync[r].scanned      the ticket counter of row r's tiles (zeroed by the row's last block)
-//   header[r][tile]      one tile's largest sort key, top value bin, stored window length, flags, and
-//                        the extent of its list
-//   window[r][tile][..]  counts of the value bins top, top - 1, ... (kWindow at most, 16-bit)
-//   list[r][tile][..]    the sort keys of every element of the tile in value bins >= its list floor
-//                        (kListCap at most, unordered)
+//   threshold[r]         the value bin the row's tiles list from (written by the threshold kernel each
+//                        call; kNoThreshold: the row has no fast path)
+//   header[r][tile]      one tile's largest sort key (rows without a threshold) or its count of
+//                        elements at or above the threshold, and flags
+//   list[r][tile][..]    the sort keys of the tile's elements in value bins >= the threshold (kListCap
+//                        at most, unordered)
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -23,27 +24,26 @@
 namespace dcukern::sampling_detail {
 
 constexpr int kSplitThreads = 512;                                   // = kThreads of the kernels
-constexpr int kWindow = 256;                                         // value bins one tile may store (2 octaves)
-constexpr int kMergeBins = 2048;                                     // value bins a row's merge covers (16 octaves)
-constexpr int kSplitCap = 2048;                                      // candidates per row (= kCap of the kernels)
-constexpr int kListCap = 256;                                        // sort keys one tile may list
+constexpr int kWindow = 256;      // value bins the threshold kernel counts below its sample's maximum (2 octaves)
+constexpr int kSplitCap = 2048;   // candidates per row (= kCap of the kernels)
+constexpr int kListCap = 256;     // sort keys one tile may list
+constexpr uint32_t kNoThreshold = 0xFFFFFFFFu;
 
 struct SplitSync {
   uint32_t scanned, pad;
 };
 struct SplitHeader {
-  uint64_t max_key;
-  uint32_t top;         // value bin of the tile's largest element
-  uint32_t flags;       // stored window bins (bits 0-15), NaN seen (16), window truncated (17)
-  uint32_t list_floor;  // the list holds every element of the tile in value bins >= list_floor
-  uint32_t list_n;      // its length (<= kListCap)
+  uint64_t max_key;  // rows without a threshold: the tile's largest sort key
+  uint32_t count;    // rows with one: the tile's elements in value bins >= it (its list holds the first
+                     // kListCap of them)
+  uint32_t flags;    // kHeaderNaN: the tile holds a NaN
 };
-constexpr uint32_t kHeaderNaN = 1u << 16, kHeaderTruncated = 1u << 17;
+constexpr uint32_t kHeaderNaN = 1u;
 
 struct SplitWorkspace {
   SplitSync* sync;  // sync[-1].scanned: rows finished
+  uint32_t* threshold;
   SplitHeader* header;
-  uint16_t* window;
   uint64_t* list;
   int tiles;
   int items;     // elements per thread of a tile (split_items)
@@ -76,19 +76,16 @@ constexpr int64_t kSyncRows = 1024;
 DCUKERN_HD constexpr size_t split_sync_bytes(int64_t b) {
   return split_align(size_t((b > kSyncRows ? b : kSyncRows) + 1) * sizeof(SplitSync));
 }
+DCUKERN_HD constexpr size_t split_threshold_bytes(int64_t b) { return split_align(size_t(b) * sizeof(uint32_t)); }
 DCUKERN_HD constexpr size_t split_header_bytes(int64_t b, int64_t v) {
   return split_align(size_t(b) * split_tiles(v) * sizeof(SplitHeader));
-}
-DCUKERN_HD constexpr size_t split_window_bytes(int64_t b, int64_t v) {
-  return split_align(size_t(b) * split_tiles(v) * kWindow * sizeof(uint16_t));
 }
 DCUKERN_HD constexpr size_t split_list_bytes(int64_t b, int64_t v) {
   return split_align(size_t(b) * split_tiles(v) * kListCap * sizeof(uint64_t));
 }
 
 DCUKERN_HD constexpr size_t split_workspace_bytes(int64_t b, int64_t v) {
-  return split_sync_bytes(b) + split_header_bytes(b, v) + split_window_bytes(b, v) +
-         split_list_bytes(b, v);
+  return split_sync_bytes(b) + split_threshold_bytes(b) + split_header_bytes(b, v) + split_list_bytes(b, v);
 }
 
 // The regions of a call with logits of logit_bytes each (inside the regions sized for 16-item tiles).
@@ -97,10 +94,10 @@ inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v, int logit_b
   SplitWorkspace w;
   w.sync = reinterpret_cast<SplitSync*>(p) + 1;
   p += split_sync_bytes(b);
+  w.threshold = reinterpret_cast<uint32_t*>(p);
+  p += split_threshold_bytes(b);
   w.header = reinterpret_cast<SplitHeader*>(p);
   p += split_header_bytes(b, v);
-  w.window = reinterpret_cast<uint16_t*>(p);
-  p += split_window_bytes(b, v);
   w.list = reinterpret_cast<uint64_t*>(p);
   w.items = split_items(b, logit_bytes);
   w.tiles = split_tiles(v, w.items);

@@ -1,11 +1,14 @@
-// sampling.split / sampling.split.vec: one block per tile of split_tile(kItems) elements of a row (1-D grid of
-// B * tiles blocks, row-major). Every block scans its tile (split_scan.hpp); the row's last block to
-// arrive merges the tiles' windows into the row's plan and finishes the row:
-//   invalid / greedy rows: the plan's answer;
-//   fast rows: the candidates (elements in value bins >= cut_bin) come from the tiles' lists when
-//     every list reaches cut_bin, so the logits are read once; else the block reads the row's tiles
-//     whose top bin is >= cut_bin again and gathers them; then the exact draw among them;
-//   fallback rows: the one-block algorithm (sample_row) over the row.
+// sampling.split / sampling.split.vec: two kernels per call.
+//   sampling_threshold_kernel (split_threshold.hpp): one block per row; for rows the fast path may serve,
+//   a value-bin threshold from a sample of the row.
+//   sampling_split_kernel: one block per tile of split_tile(kItems) elements of a row (1-D grid of
+//   B * tiles blocks, row-major). Every block scans its tile (split_scan.hpp); the row's last block to
+//   arrive merges the tiles' headers into the row's plan and finishes the row:
+//     invalid / greedy rows: the plan's answer;
+//     fast rows: the candidates (the elements at or above the threshold: at least top_k, at most
+//       kSplitCap) come from the tiles' lists when none overflowed, so the logits are read once; else the
+//       block reads the row's tiles that hold candidates again; then the exact draw among them;
+//     fallback rows: the one-block algorithm (sample_row) over the row.
 // With advance_offset the last row to finish adds 1 to the device offset.
 // Determinism: the plan uses integer counts; the candidate set does not depend on timing and is sorted
 // before the draw.
@@ -14,15 +17,14 @@
 
 namespace dcukern::sampling_detail {
 
-// True when every tile of the row with elements in value bins >= cut listed all of them; then
-// s.gather_n[t] is the number of list entries of tile t to read (0 for tiles without such elements).
-__device__ inline bool plan_gather(uint32_t cut, int tiles, SplitShared& s) {
+// True when every tile of the row listed all its elements at or above the threshold; s.gather_n[t]: the
+// number of list entries of tile t to read.
+__device__ inline bool plan_gather(int tiles, SplitShared& s) {
   bool short_list = false;
   for (int t = threadIdx.x; t < tiles; t += kThreads) {
     const TileInfo ti = s.scan.tile[t];
-    const bool holds = ti.top >= cut;
-    short_list = short_list || (holds && ti.list_floor > cut);
-    s.gather_n[t] = uint16_t(holds ? ti.list_n : 0);
+    short_list = short_list || ti.count > ti.listed;
+    s.gather_n[t] = uint16_t(ti.listed);
   }
   return !__syncthreads_or(short_list);
 }
@@ -33,11 +35,11 @@ __device__ inline int gathered(SplitShared& s) {
   return int(s.n_gathered < uint32_t(kCap) ? s.n_gathered : uint32_t(kCap));
 }
 
-// The row's candidates (list entries in value bins >= cut) -> s.draw.cand; returns their number.
+// The row's candidates (its tiles' list entries) -> s.draw.cand; returns their number.
 // kBatch loads in flight per thread (the lists sit in L2): rows of up to kBatch * kThreads / kListCap
 // tiles take one round.
 template <int kBatch>
-__device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, uint32_t cut, SplitShared& s) {
+__device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, SplitShared& s) {
   static_assert(kBatch <= 32, "one mask bit per load");
   const int tiles = w.tiles, slots = tiles * kListCap;
   const uint64_t* list = w.list + row * slots;
@@ -51,7 +53,7 @@ __device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, uint32_
     }
 #pragma unroll
     for (int q = 0; q < kBatch; ++q)
-      if (c[q] != 0 && uint32_t(c[q] >> 48) >= cut) mask |= 1u << q;  // key >> 48 is the value bin
+      if (c[q] != 0) mask |= 1u << q;
     uint32_t slot = wave_reserve(&s.n_gathered, uint32_t(__popc(mask)));
 #pragma unroll
     for (int q = 0; q < kBatch; ++q) {
@@ -63,13 +65,14 @@ __device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, uint32_
   return gathered(s);
 }
 
-// The row's elements in value bins >= cut_bin, from the logits -> s.draw.cand; returns their number.
+// The row's elements in value bins >= cut_bin, from the logits of the tiles that hold any -> s.draw.cand;
+// returns their number.
 template <DType DT, bool kVec, int kItems>
 __device__ inline int gather_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, uint32_t cut_bin,
                                  SplitShared& s) {
   const RowLoader<DT, kVec, kItems> L{row_start<DT>(a, row), a.vocab};
   for (int tile = 0; tile < w.tiles; ++tile) {
-    if (load_coherent(&w.header[row * w.tiles + tile].top) < cut_bin) continue;  // no element qualifies
+    if (s.gather_n[tile] == 0) continue;  // no element qualifies
     const int64_t base = int64_t(tile) * split_tile(kItems);
     TileRegs<DT, kVec, kItems> x;
     x.load(L, base);
@@ -77,6 +80,40 @@ __device__ inline int gather_row(const SamplingArgs& a, const SplitWorkspace& w,
     else append_keys<false>(L, base, x, cut_bin, &s.n_gathered, s.draw.cand, uint32_t(kCap));
   }
   return gathered(s);
+}
+
+// A fast row's candidates s.draw.cand[0, n), more than one wave draws among: keeps those in value bins
+// >= the bin of the row's k-th largest (a prefix of the sort order that still holds the top k; for small
+// k about k of them, so the draw is one wave's). Bins kWindow or more below top_bin share the last
+// count, which then keeps them all. Returns the new count; the order of the kept keys depends on timing
+// (the draw sorts them).
+__device__ inline int narrow_to_top_k(int n, int32_t k, uint32_t top_bin, SplitShared& s) {
+  uint32_t* count = s.scan.count;  // the scan's shared memory lies outside s.draw.cand
+  if (threadIdx.x < kWindow) count[threadIdx.x] = 0;
+  if (threadIdx.x == 0) s.n_gathered = 0;
+  __syncthreads();
+  uint64_t key[kCapItems];
+  uint32_t depth[kCapItems];
+#pragma unroll
+  for (int q = 0; q < kCapItems; ++q) {
+    const int j = q * kThreads + int(threadIdx.x);
+    key[q] = j < n ? s.draw.cand[j] : 0;
+    const uint32_t d = top_bin - uint32_t(key[q] >> 48);
+    depth[q] = d < uint32_t(kWindow) ? d : uint32_t(kWindow - 1);
+    if (j < n) atomicAdd(&count[depth[q]], 1u);
+  }
+  __syncthreads();
+  const Crossings cr = scan_crossings(count, kWindow, uint32_t(k), uint32_t(k), s.scan);  // n >= k: reached
+  uint32_t mask = 0;
+#pragma unroll
+  for (int q = 0; q < kCapItems; ++q)
+    if (q * kThreads + int(threadIdx.x) < n && depth[q] <= cr.o[0]) mask |= 1u << q;
+  uint32_t slot = wave_reserve(&s.n_gathered, uint32_t(__popc(mask)));  // every read of cand is done
+#pragma unroll
+  for (int q = 0; q < kCapItems; ++q)
+    if (mask >> q & 1u) s.draw.cand[slot++] = key[q];
+  __syncthreads();
+  return int(s.n_gathered);
 }
 
 // The row's last block, after the merge: the row's token. kListBatch: gather_lists' loads in flight.
@@ -88,9 +125,13 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
     case SplitMode::greedy: return write_token(a, row, key_index(plan.max_key), true);
     case SplitMode::fast: {
       const float u = row_uniform(a, row);  // its loads in flight during the gather
-      const int n = plan_gather(plan.cut_bin, w.tiles, s) ? gather_lists<kListBatch>(w, row, plan.cut_bin, s)
-                                                          : gather_row<DT, kVec, kItems>(a, w, row, plan.cut_bin, s);
-      return write_token(a, row, draw_candidates(plan, p, n, u, s.draw), true);
+      const int n = plan_gather(w.tiles, s) ? gather_lists<kListBatch>(w, row, s)
+                                            : gather_row<DT, kVec, kItems>(a, w, row, plan.cut_bin, s);
+      SplitPlan drawn = plan;
+      drawn.max_key = largest_candidate(n, s.draw);  // the row's largest: the candidates hold its top k
+      if (key_logit(drawn.max_key) == -INFINITY) return write_token(a, row, kSamplingInvalidToken, false);
+      const int kept = n > kWaveDrawCap ? narrow_to_top_k(n, p.top_k, uint32_t(drawn.max_key >> 48), s) : n;
+      return write_token(a, row, draw_candidates(drawn, p, kept, u, s.draw), true);
     }
     case SplitMode::fallback: break;
   }

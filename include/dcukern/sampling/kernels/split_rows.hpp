@@ -10,9 +10,7 @@
 
 namespace dcukern::sampling_detail {
 
-static_assert(kSplitThreads == kThreads && kSplitCap == kCap && kWindow <= kThreads && kMergeBins % kThreads == 0,
-              "split layout");
-static_assert(kMergeBins <= kBins, "a fast row's candidates fit the buckets of sort_candidates_by_bin");
+static_assert(kSplitThreads == kThreads && kSplitCap == kCap && kWindow <= kThreads, "split layout");
 constexpr int kMaxSplitTiles = split_tiles(kSamplingMaxVocab);  // of 16 items: the most
 
 // Loads of data that other blocks of the same grid wrote (volatile: not served from a stale L1).
@@ -43,13 +41,13 @@ __device__ inline bool arrive_last(uint32_t* counter, int blocks, uint32_t& flag
 enum class SplitMode : uint32_t {
   invalid,   // NaN row, all -inf, or an out-of-range device parameter
   greedy,    // temperature 0 or top_k 1: the largest sort key
-  fast,      // candidates = the elements in value bins >= cut_bin (at most kSplitCap)
+  fast,      // candidates = the elements in value bins >= cut_bin (the threshold): top_k to kSplitCap of them
   fallback,  // anything else: the row's last block runs the one-block algorithm (sample_row)
 };
 struct SplitPlan {
-  uint64_t max_key;  // the row's largest sort key
+  uint64_t max_key;  // the row's largest sort key (fast rows: found after the gather)
   SplitMode mode;
-  uint32_t cut_bin;  // fast rows: the bin of the row's k-th largest element
+  uint32_t cut_bin;  // fast rows: the row's threshold
 };
 
 __device__ __forceinline__ bool split_fast_row(const RowParams& p, int64_t vocab) {
@@ -87,8 +85,16 @@ __device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const
   }
 }
 
+// The largest of s.cand[0, n), every thread.
+__device__ inline uint64_t largest_candidate(int n, Shared& s) {
+  uint64_t m = 0;
+  for (int j = threadIdx.x; j < n; j += kThreads) m = s.cand[j] > m ? s.cand[j] : m;
+  return all_max(m, s);
+}
+
 // Draw with uniform u among the row's candidates s.cand[0, n) (unsorted; 1 <= n <= kCap): every element
-// of the row in value bins >= the plan's cut bin, a prefix of its sort order that holds its top k.
+// of the row in value bins >= the plan's cut bin, a prefix of its sort order that holds its top k;
+// plan.max_key: the largest of them.
 __device__ inline int64_t draw_candidates(const SplitPlan& plan, const RowParams& p, int n, float u, Shared& s) {
   const RowScale sc = row_scale(key_logit(plan.max_key), p);
   if (n <= kWaveDrawCap) {  // few candidates (small k): one wave decides, without block barriers
@@ -96,7 +102,7 @@ __device__ inline int64_t draw_candidates(const SplitPlan& plan, const RowParams
     __syncthreads();
     return int64_t(s.b64[1]);
   }
-  sort_candidates_by_bin(n, uint32_t(plan.max_key >> 48), s);  // every candidate is within kMergeBins of the top
+  sort_candidates_by_bin(n, uint32_t(plan.max_key >> 48), s);
   return draw_sorted_candidates(sc, p, row_tmin(p), n, u, s);
 }
 

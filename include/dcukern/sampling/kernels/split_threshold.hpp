@@ -1,0 +1,158 @@
+// sampling_threshold_kernel: the first kernel of the split rows. One block of kThreads per row.
+// For a row the fast path may serve (split_fast_row), a value bin tau (w.threshold[row]) such that the row
+// most likely holds between top_k and kSplitCap elements in value bins >= tau; kNoThreshold for the other
+// rows and for a sample with a NaN.
+// Estimate: the sample is the first 256 bytes of every 2 KB of the row (one eighth); aiming at T elements
+// of the row at or above tau (T = 4k up to k = 128, then sqrt(kSplitCap * k), the geometric middle of k
+// and the cap), tau is the value bin where the sample's count from its top reaches m = max(16, T / 8).
+// Over logits in random order the count of the row at or
+// above the m-th largest sampled element leaves [k, kSplitCap] with probability below 1e-6 per row up to
+// k = 1000 (binomial tails of an eighth-sample); it leaves more often for k near the cap.
+// The estimate decides speed only: the tiles count the elements at or above tau exactly, and the row's
+// last block runs the one-block algorithm when that count lies outside [k, kSplitCap].
+// Work split: the sample's 16-byte loads go round the block's threads in groups held in registers
+// (SampleRegs): a pass for the sample's largest element, then a pass counting the kWindow value bins below it in shared
+// memory (count_sample; a row of one group is loaded once), then the crossing (scan_crossings).
+#pragma once
+#include "dcukern/sampling/kernels/split_scan.hpp"
+
+namespace dcukern::sampling_detail {
+
+// The sample: the first kSampleRunBytes of every kSampleStrideBytes of the row (an eighth; runs long
+// enough for whole DRAM bursts and coalesced 16-byte loads).
+constexpr int kSampleRunBytes = 256, kSampleStrideBytes = 2048;
+
+// A thread's share of one group of the row's sample, in registers, with the tile interface of TileRegs
+// (kCount, kPairs, operator[], high16) that thread_max and count_sample use. Load j of the sample (kW
+// elements) starts at element (j / L) * kStride + (j % L) * kW, L = kRun / kW loads a run; this thread's
+// loads in group g are j = g * kGroupLoads + q * kThreads + tid. bf16 keeps its packed pairs (64
+// elements in 32 words); other types hold 32 floats. Elements past the row read as -inf (padding can
+// only touch a count whose window reaches the bin of -inf). Every load is issued unconditionally (past
+// the end from the row's start), so that a group's loads are in flight together.
+template <DType DT, bool kVec>
+struct SampleRegs {
+  static constexpr int kElt = DT == DType::f32 ? 4 : 2;
+  static constexpr int64_t kRun = kSampleRunBytes / kElt, kStride = kSampleStrideBytes / kElt;  // elements
+  static constexpr bool kPairs = DT == DType::bf16 && kVec;
+  static constexpr int kCount = kPairs ? 64 : 32;
+  static constexpr int kW = kVec ? 16 / kElt : 1;  // elements a load
+  static constexpr int kLoads = kCount / kW;       // loads a thread, a group
+  static constexpr int64_t kGroupLoads = int64_t(kLoads) * kThreads;
+  uint32_t w[kPairs ? kCount / 2 : 1];  // kPairs: element u is half u % 2 of w[u / 2] (low half first)
+  float f[kPairs ? 1 : kCount];
+
+  __device__ __forceinline__ static int64_t groups(int64_t vocab) {
+    const int64_t loads = (vocab + kStride - 1) / kStride * (kRun / kW);
+    return (loads + kGroupLoads - 1) / kGroupLoads;
+  }
+  __device__ __forceinline__ float operator[](int u) const {
+    if constexpr (kPairs) return __uint_as_float(u % 2 ? w[u / 2] & 0xFFFF0000u : w[u / 2] << 16);
+    else return f[u];
+  }
+  __device__ __forceinline__ uint32_t high16(int u) const {
+    if constexpr (kPairs) return u % 2 ? w[u / 2] >> 16 : w[u / 2] & 0xFFFFu;
+    else return __float_as_uint(f[u]) >> 16;
+  }
+
+  __device__ __forceinline__ void load(const void* row, int64_t vocab, int64_t group) {
+#pragma unroll
+    for (int q = 0; q < kLoads; ++q) {
+      const int64_t j = group * kGroupLoads + q * kThreads + threadIdx.x;
+      const int64_t first = j / (kRun / kW) * kStride + j % (kRun / kW) * kW;
+      const bool in = first < vocab;  // kVec: V is a multiple of kW, so the whole load lies inside
+      if constexpr (kVec) {
+        const vec16_t v = load16(static_cast<const char*>(row) + (in ? first : 0) * kElt);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const uint32_t word = vec16_word(v, c);
+          if constexpr (kPairs) w[q * 4 + c] = in ? word : 0xFF80FF80u;  // -inf, -inf
+          else if constexpr (DT == DType::f32) f[q * 4 + c] = in ? __uint_as_float(word) : -INFINITY;
+          else {
+            unpack2<DT>(word, f[q * 8 + 2 * c], f[q * 8 + 2 * c + 1]);
+            if (!in) f[q * 8 + 2 * c] = f[q * 8 + 2 * c + 1] = -INFINITY;
+          }
+        }
+      } else {
+        const float v = RowLoader<DT, false>{row, vocab}.scalar(in ? first : 0);
+        f[q] = in ? v : -INFINITY;
+      }
+    }
+  }
+};
+
+// Counts of the value bins top, top - 1, .. top - kWindow + 1 of x's elements: count[d] for bin top - d.
+// Per element a bin and an increment in shared memory, without branches: elements outside the window
+// increment a spare slot past it (min(d, kWindow + lane); nothing reads them). When the window lies among
+// positive floats (below FLT_MAX's bin, so no +inf is folded into it) or among negative ones, the bin is
+// an add to the top 16 bits of the float; otherwise value_bin() (signed zeros, +inf).
+enum class WindowSign { positive, negative, mixed };
+template <WindowSign kSign, class Regs>
+__device__ __forceinline__ void count_sample(const Regs& x, uint32_t top, uint32_t* count) {
+  const uint32_t spare = uint32_t(kWindow + lane_id());
+#pragma unroll
+  for (int u = 0; u < Regs::kCount; ++u) {
+    const uint32_t h = x.high16(u);
+    uint32_t d;
+    if constexpr (kSign == WindowSign::positive) d = top - 0x8000u - h;         // bin = h + 0x8000
+    else if constexpr (kSign == WindowSign::negative) d = h - (0xFFFFu - top);  // bin = 0xFFFF - h
+    else d = top - value_bin(x[u]);
+    atomicAdd(&count[min(d, spare)], 1u);  // unconditional: no branch per element
+  }
+}
+template <class Regs>
+__device__ __forceinline__ void count_sample(const Regs& x, uint32_t top, uint32_t* count) {
+  constexpr uint32_t kPlusZeroBin = 0x8000u, kMaxFiniteBin = 0xFF7Fu;
+  if (top >= kPlusZeroBin + uint32_t(kWindow) && top < kMaxFiniteBin)
+    count_sample<WindowSign::positive>(x, top, count);
+  else if (top < kPlusZeroBin)
+    count_sample<WindowSign::negative>(x, top, count);
+  else
+    count_sample<WindowSign::mixed>(x, top, count);
+}
+
+// m: the sample's count the threshold must reach for a row with top_k = k.
+__device__ __forceinline__ uint32_t sample_target(int32_t k) {
+  const float t = k <= 128 ? 4.0f * float(k) : sqrtf(float(kSplitCap) * float(k));
+  const uint32_t m = uint32_t(ceilf(t * float(kSampleRunBytes) / float(kSampleStrideBytes)));
+  return m > 16u ? m : 16u;
+}
+
+template <bool kVec, DType DT>
+__global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2))
+    sampling_threshold_kernel(SamplingArgs a, SplitWorkspace w) {
+  __shared__ ScanShared s;
+  begin_dependent_kernel();
+  const int64_t row = blockIdx.x;
+  const RowParams p = row_params(a, row);
+  if (!split_fast_row(p, a.vocab)) {
+    if (threadIdx.x == 0) w.threshold[row] = kNoThreshold;
+    return;
+  }
+  const void* start = row_start<DT>(a, row);
+  SampleRegs<DT, kVec> x;
+  const int64_t groups = x.groups(a.vocab);
+  float largest = -INFINITY;  // this thread's largest sampled element, or a NaN when it saw one
+  for (int64_t g = groups - 1; g >= 0; --g) {  // the first group stays in registers for the count
+    x.load(start, a.vocab, g);
+    largest = fmax_nan(largest, thread_max(x));
+  }
+  if (threadIdx.x < kWindow + kWarpSize) s.count[threadIdx.x] = 0;
+  const uint32_t word = block_max_word(largest != largest ? kNaNWord : order_key(finite_logit(largest)), s.wave_word);
+  if (word == kNaNWord) {  // the tiles' kernel finds the NaN and the row is invalid
+    if (threadIdx.x == 0) w.threshold[row] = kNoThreshold;
+    return;
+  }
+  const uint32_t top = word >> 16;
+  for (int64_t g = 0; g < groups; ++g) {
+    if (g > 0) x.load(start, a.vocab, g);
+    count_sample(x, top, s.count);
+  }
+  __syncthreads();
+  const uint32_t target = sample_target(p.top_k);
+  const Crossings cr = scan_crossings(s.count, kWindow, target, target, s);
+  // Not reached within the window: its lowest bin (the row's count then decides).
+  const uint32_t reach = cr.o[0] < uint32_t(kWindow) ? cr.o[0] : uint32_t(kWindow - 1);
+  if (threadIdx.x == 0) w.threshold[row] = top > reach ? top - reach : 0u;
+}
+
+}  // namespace dcukern::sampling_detail
