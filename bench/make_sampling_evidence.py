@@ -28,6 +28,7 @@ def main():
     ap.add_argument("--target", required=True)
     ap.add_argument("--device-tests", default="")
     ap.add_argument("--memcheck", default="")
+    ap.add_argument("--note-file", help="JSON object merged into the output (comparisons, changes, profiles)")
     args = ap.parse_args()
     raw = json.load(open(args.bench_json))
     results, checks = [], []
@@ -50,13 +51,15 @@ def main():
         "device": ctx.get("device"), "commit": args.commit, "date": ctx.get("date"),
         "read_bandwidth_GBps": round(float(ctx.get("read_bw_GBps", 0)), 1),
         "method": "bench/sampling_bench.cu: logits normal-like (sd 2), rotated through > 4x L2 (HBM-cold); time "
-                  "per call from CUDA-graph replay (median of 15 replays of >= 20 calls, one kernel launch "
-                  "per call); reads = time x read bandwidth / (B x V x sizeof(dtype)); read bandwidth "
+                  "per call from CUDA-graph replay (median of 15 replays of >= 20 calls; a call of the split "
+                  "rows is two kernels, the threshold kernel and the tiles' kernel); reads = time x read bandwidth / (B x V x sizeof(dtype)); read bandwidth "
                   "from a 16-byte non-temporal streaming-read kernel over 4 GiB in the same run",
         "device_tests": args.device_tests, "memcheck": args.memcheck,
         "summary": {"checks": len(checks), "met": sum(c["met"] for c in checks)},
         "checks": checks, "results": results,
     }
+    if args.note_file:
+        out.update(json.load(open(args.note_file)))
     print(json.dumps(out, indent=1))
 
 

@@ -34,7 +34,7 @@ constexpr const char* kEvidence =
 inline constexpr SamplingRow kSamplingRows[] = {
     {"sampling.split.vec",
      "top-k rows: a value-bin threshold from an eighth of the row (one block per row), then one block per tile "
-     "of the row (8192 elements; 16384 for 16-bit logits in batches of 64 rows or more), 16-byte loads, lists "
+     "of the row (8192 elements; 16384 for 16-bit logits in batches of 32 rows or more), 16-byte loads, lists "
      "its elements at or above it; the row's last block gathers the lists and draws (the logits read once); "
      "other rows, or a threshold whose count misses [k, 2048]: the one-block algorithm in that block",
      0, nullptr, sampling_rows::split(sampling_rows::vectorised()), sampling_rows::kSplitSemantics,

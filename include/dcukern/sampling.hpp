@@ -11,7 +11,7 @@
 //   dcukern::Status s = dcukern::sample(p, workspace, bytes, stream);
 //
 // With a workspace the split rows can run: one block per tile of a row (8192 elements, or 16384 of
-// 16-bit logits at B >= 64), so that B = 1 is fast too; the workspace holds about 2 KB per 8192
+// 16-bit logits at B >= 32), so that B = 1 is fast too; the workspace holds about 2 KB per 8192
 // elements of the batch (20 MB at B = 512, V = 151936; 68 MB at B = 1024,
 // V = 262144). Without one (sample(p, stream)) only the one-block-per-row rows can. The workspace must be
 // zeroed once before its first call (sampling_workspace_init, or any memset to 0); every call leaves it

@@ -204,12 +204,12 @@ TEST_CASE("sampling workspace: tiles of 8192 elements (16384 for 16-bit logits i
   CHECK(split_tiles(8193) == 2);
   CHECK(split_tiles(151936) == 19);
   CHECK(split_items(1024, 4) == 16);
-  CHECK(split_items(kSplitLargeBatch - 1, 2) == 16);
-  CHECK(split_items(kSplitLargeBatch, 2) == 32);
+  CHECK(split_items(kSplitPairsBatch - 1, 2) == 16);
+  CHECK(split_items(kSplitPairsBatch, 2) == 32);
   CHECK(split_tiles(151936, 32) == 10);
   CHECK(split_tiles(16384, 32) == 1);
   // Every call's layout lies inside the workspace sized for its shape: the regions count 16-item tiles.
-  for (const int64_t b : {int64_t(1), kSplitLargeBatch, int64_t(100)})
+  for (const int64_t b : {int64_t(1), kSplitPairsBatch, kSplitLargeBatch, int64_t(100)})
     for (const int bytes : {2, 4}) {
       std::vector<char> ws(split_workspace_bytes(b, 262144));
       const SplitWorkspace w = split_layout(ws.data(), b, 262144, bytes);

@@ -87,9 +87,10 @@ __device__ inline int gather_row(const SamplingArgs& a, const SplitWorkspace& w,
 // k about k of them, so the draw is one wave's). Bins kWindow or more below top_bin share the last
 // count, which then keeps them all. Returns the new count; the order of the kept keys depends on timing
 // (the draw sorts them).
+static_assert(sizeof(ScanShared) <= sizeof(uint32_t) * kBins, "the scan's shared memory lies before s.draw.cand");
 __device__ inline int narrow_to_top_k(int n, int32_t k, uint32_t top_bin, SplitShared& s) {
   uint32_t* count = s.scan.count;  // the scan's shared memory lies outside s.draw.cand
-  if (threadIdx.x < kWindow) count[threadIdx.x] = 0;
+  for (int b = threadIdx.x; b < kWindow; b += kThreads) count[b] = 0;
   if (threadIdx.x == 0) s.n_gathered = 0;
   __syncthreads();
   uint64_t key[kCapItems];

@@ -10,7 +10,7 @@
 
 namespace dcukern::sampling_detail {
 
-static_assert(kSplitThreads == kThreads && kSplitCap == kCap && kWindow <= kThreads, "split layout");
+static_assert(kSplitThreads == kThreads && kSplitCap == kCap && kWindow % kThreads == 0, "split layout");
 constexpr int kMaxSplitTiles = split_tiles(kSamplingMaxVocab);  // of 16 items: the most
 
 // Loads of data that other blocks of the same grid wrote (volatile: not served from a stale L1).
@@ -55,10 +55,12 @@ __device__ __forceinline__ bool split_fast_row(const RowParams& p, int64_t vocab
 }
 
 // Appends the sort keys of this thread's tile elements in value bins >= floor_bin to out[] (slots from
-// *counter; at most cap are stored). One compare per element (per pair of bf16s) against the bin's
-// lowest float, into a mask without branches; then a loop over the (few) elements it marks, which reads
-// each one again (from L1 or L2: the tile was just loaded) instead of indexing the registers. kFull: the
-// whole tile lies inside the row.
+// *counter; at most cap are stored, *counter counts them all). One compare per element (per pair of
+// bf16s) against the bin's lowest float, into a mask without branches; one slot reservation per wave
+// (wave_reserve: every lane of the wave calls this); then a loop over the (few) elements it marks, which
+// reads each one again (from L1 or L2: the tile was just loaded) instead of indexing the registers. The
+// mask is exact (x >= bin_floor(b) exactly when value_bin(x) >= b) for floor_bin 0 or above 0x80, the
+// bins a threshold takes (sampling_threshold_kernel). kFull: the whole tile lies inside the row.
 template <bool kFull, class Loader, class Tile>
 __device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const Tile& x, uint32_t floor_bin,
                                             uint32_t* counter, uint64_t* out, uint32_t cap) {
@@ -74,14 +76,16 @@ __device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const
     for (int u = 0; u < Tile::kCount; ++u)
       if (x[u] >= lowest) marked |= 1u << u;
   }
-  for (; marked != 0; marked &= marked - 1) {
-    const int b = __ffs(int(marked)) - 1;
-    const int64_t i = L.index(base, !Tile::kPairs ? b : b < 16 ? 2 * b : 2 * (b - 16) + 1);
-    if (!kFull && i >= L.vocab) continue;
-    const float v = L.scalar(i);
-    if (value_bin(v) < floor_bin) continue;
-    const uint32_t slot = atomicAdd(counter, 1u);
-    if (slot < cap) out[slot] = sort_key(finite_logit(v), i);
+  auto element = [](int b) { return !Tile::kPairs ? b : b < 16 ? 2 * b : 2 * (b - 16) + 1; };
+  if constexpr (!kFull)  // the row's last tile: drop the elements past its end
+    for (uint32_t m = marked; m != 0; m &= m - 1) {
+      const int b = __ffs(int(m)) - 1;
+      if (L.index(base, element(b)) >= L.vocab) marked &= ~(1u << b);
+    }
+  uint32_t slot = wave_reserve(counter, uint32_t(__popc(marked)));
+  for (; marked != 0; marked &= marked - 1, ++slot) {
+    const int64_t i = L.index(base, element(__ffs(int(marked)) - 1));
+    if (slot < cap) out[slot] = sort_key(finite_logit(L.scalar(i)), i);
   }
 }
 

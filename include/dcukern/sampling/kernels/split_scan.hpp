@@ -46,9 +46,8 @@ struct SplitShared {
 
 // For targets t0 and t1 (>= 1): the first position o of count[0, n) where the running count reaches the
 // target, and the count through o; {n, total} when it never does. n <= kThreads or a multiple of it.
-// Two barriers (wave scans, one partial per wave; only the waves that hold counts scan, so a tile's
-// window of kWindow bins takes half the block's waves); the caller synchronises the block before it calls
-// again or reuses s.b32 / s.wave_sum.
+// Two barriers (wave scans, one partial per wave; only the waves that hold counts scan); the caller
+// synchronises the block before it calls again or reuses s.b32 / s.wave_sum.
 struct Crossings {
   uint32_t o[2], through[2];
 };
@@ -222,12 +221,10 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
   const uint32_t threshold = s.scan.threshold;
   if (threshold != kNoThreshold) {
     const float m = thread_max(x);
-    if (m != m) s.scan.nan = 1;
-    else if (m >= bin_floor(threshold)) {
-      uint64_t* list = w.list + at * kListCap;
-      if (full) append_keys<true>(L, base, x, threshold, &s.scan.n_list, list, uint32_t(kListCap));
-      else append_keys<false>(L, base, x, threshold, &s.scan.n_list, list, uint32_t(kListCap));
-    }
+    if (m != m) s.scan.nan = 1;  // a NaN is never marked: the row is invalid anyway
+    uint64_t* list = w.list + at * kListCap;
+    if (full) append_keys<true>(L, base, x, threshold, &s.scan.n_list, list, uint32_t(kListCap));
+    else append_keys<false>(L, base, x, threshold, &s.scan.n_list, list, uint32_t(kListCap));
     return arrive_last(&w.sync[row].scanned, tiles, s.flag, [&] {
       w.header[at] = SplitHeader{0, s.scan.n_list, s.scan.nan ? kHeaderNaN : 0u};
     });

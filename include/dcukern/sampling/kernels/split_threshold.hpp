@@ -11,8 +11,9 @@
 // The estimate decides speed only: the tiles count the elements at or above tau exactly, and the row's
 // last block runs the one-block algorithm when that count lies outside [k, kSplitCap].
 // Work split: the sample's 16-byte loads go round the block's threads in groups held in registers
-// (SampleRegs): a pass for the sample's largest element, then a pass counting the kWindow value bins below it in shared
-// memory (count_sample; a row of one group is loaded once), then the crossing (scan_crossings).
+// (SampleRegs): a pass for the sample's largest element, then a pass counting the kWindow value bins
+// below it in shared memory (count_sample; a row of one group is loaded once), then the crossing
+// (scan_crossings).
 #pragma once
 #include "dcukern/sampling/kernels/split_scan.hpp"
 
@@ -55,10 +56,14 @@ struct SampleRegs {
   }
 
   __device__ __forceinline__ void load(const void* row, int64_t vocab, int64_t group) {
+    constexpr int kPerRun = int(kRun / kW);                              // loads a run
+    constexpr int64_t kStep = int64_t(kThreads / kPerRun) * kStride;    // from load q to q + 1 of a thread
+    static_assert(kThreads % kPerRun == 0, "a thread's loads keep their place in the run");
+    const int64_t j0 = group * kGroupLoads + threadIdx.x;
+    const int64_t first0 = j0 / kPerRun * kStride + j0 % kPerRun * kW;
 #pragma unroll
     for (int q = 0; q < kLoads; ++q) {
-      const int64_t j = group * kGroupLoads + q * kThreads + threadIdx.x;
-      const int64_t first = j / (kRun / kW) * kStride + j % (kRun / kW) * kW;
+      const int64_t first = first0 + q * kStep;
       const bool in = first < vocab;  // kVec: V is a multiple of kW, so the whole load lies inside
       if constexpr (kVec) {
         const vec16_t v = load16(static_cast<const char*>(row) + (in ? first : 0) * kElt);
@@ -136,7 +141,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2))
     x.load(start, a.vocab, g);
     largest = fmax_nan(largest, thread_max(x));
   }
-  if (threadIdx.x < kWindow + kWarpSize) s.count[threadIdx.x] = 0;
+  for (int b = threadIdx.x; b < kWindow + kWarpSize; b += kThreads) s.count[b] = 0;
   const uint32_t word = block_max_word(largest != largest ? kNaNWord : order_key(finite_logit(largest)), s.wave_word);
   if (word == kNaNWord) {  // the tiles' kernel finds the NaN and the row is invalid
     if (threadIdx.x == 0) w.threshold[row] = kNoThreshold;
@@ -152,7 +157,8 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2))
   const Crossings cr = scan_crossings(s.count, kWindow, target, target, s);
   // Not reached within the window: its lowest bin (the row's count then decides).
   const uint32_t reach = cr.o[0] < uint32_t(kWindow) ? cr.o[0] : uint32_t(kWindow - 1);
-  if (threadIdx.x == 0) w.threshold[row] = top > reach ? top - reach : 0u;
+  // Bins at or below 0x80 start at -inf (bin_floor): 0 there, every element, keeps append_keys' mask exact.
+  if (threadIdx.x == 0) w.threshold[row] = top > reach + 0x80u ? top - reach : 0u;
 }
 
 }  // namespace dcukern::sampling_detail
