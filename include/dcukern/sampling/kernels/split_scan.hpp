@@ -222,9 +222,11 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
   if (threshold != kNoThreshold) {
     const float m = thread_max(x);
     if (m != m) s.scan.nan = 1;  // a NaN is never marked: the row is invalid anyway
-    uint64_t* list = w.list + at * kListCap;
-    if (full) append_keys<true>(L, base, x, threshold, &s.scan.n_list, list, uint32_t(kListCap));
-    else append_keys<false>(L, base, x, threshold, &s.scan.n_list, list, uint32_t(kListCap));
+    if (wave_max_word(m >= bin_floor(threshold) ? 1u : 0u) != 0) {  // wave-uniform (append_keys' reservation)
+      uint64_t* list = w.list + at * kListCap;
+      if (full) append_keys<true>(L, base, x, threshold, &s.scan.n_list, list, uint32_t(kListCap));
+      else append_keys<false>(L, base, x, threshold, &s.scan.n_list, list, uint32_t(kListCap));
+    }
     return arrive_last(&w.sync[row].scanned, tiles, s.flag, [&] {
       w.header[at] = SplitHeader{0, s.scan.n_list, s.scan.nan ? kHeaderNaN : 0u};
     });
