@@ -155,21 +155,17 @@ struct RowLoader {
   }
 };
 
-// A thread's elements of one tile, in registers: floats, or for bf16 rows read with 16-byte loads the
-// packed pairs as loaded (a bf16 value is the top half of its float): half the registers, and the scan
-// takes maxima and compares two elements per instruction (bf16x2_*, platform/numeric.hpp).
-template <DType DT, bool kVec, int kN>
-struct TileRegs {
+// kN elements of a thread in registers: floats, or (kPairs) bf16 pairs as loaded, two to a 32-bit word (a
+// bf16 value is the top half of its float): half the registers, and maxima and compares take two elements
+// per instruction (bf16x2_*, platform/numeric.hpp). The interface thread_max, append_keys and
+// count_sample read: kCount, kPairs, w / f, operator[], high16.
+template <bool kPairsIn, int kN>
+struct ElementRegs {
   static constexpr int kCount = kN;
-  static constexpr bool kPairs = DT == DType::bf16 && kVec;
+  static constexpr bool kPairs = kPairsIn;
   uint32_t w[kPairs ? kN / 2 : 1];  // kPairs: element u is half u % 2 of w[u / 2] (low half first)
   float f[kPairs ? 1 : kN];         // otherwise
 
-  __device__ __forceinline__ void load(const RowLoader<DT, kVec, kN>& L, int64_t base) {
-    if constexpr (kPairs) L.load_words(base, w);
-    else L.load(base, f);
-  }
-  // Element u, as RowLoader::load gives it (0 past the end of a row for kPairs).
   __device__ __forceinline__ float operator[](int u) const {
     if constexpr (kPairs) return __uint_as_float(u % 2 ? w[u / 2] & 0xFFFF0000u : w[u / 2] << 16);
     else return f[u];
@@ -178,6 +174,16 @@ struct TileRegs {
   __device__ __forceinline__ uint32_t high16(int u) const {
     if constexpr (kPairs) return u % 2 ? w[u / 2] >> 16 : w[u / 2] & 0xFFFFu;
     else return __float_as_uint(f[u]) >> 16;
+  }
+};
+
+// A thread's elements of one tile (packed pairs for bf16 rows read with 16-byte loads).
+template <DType DT, bool kVec, int kN>
+struct TileRegs : ElementRegs<DT == DType::bf16 && kVec, kN> {
+  // As RowLoader::load gives them (0 past the end of a row for packed pairs).
+  __device__ __forceinline__ void load(const RowLoader<DT, kVec, kN>& L, int64_t base) {
+    if constexpr (TileRegs::kPairs) L.load_words(base, this->w);
+    else L.load(base, this->f);
   }
 };
 

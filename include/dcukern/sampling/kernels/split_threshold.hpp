@@ -23,36 +23,25 @@ namespace dcukern::sampling_detail {
 // enough for whole DRAM bursts and coalesced 16-byte loads).
 constexpr int kSampleRunBytes = 256, kSampleStrideBytes = 2048;
 
-// A thread's share of one group of the row's sample, in registers, with the tile interface of TileRegs
-// (kCount, kPairs, operator[], high16) that thread_max and count_sample use. Load j of the sample (kW
-// elements) starts at element (j / L) * kStride + (j % L) * kW, L = kRun / kW loads a run; this thread's
-// loads in group g are j = g * kGroupLoads + q * kThreads + tid. bf16 keeps its packed pairs (64
-// elements in 32 words); other types hold 32 floats. Elements past the row read as -inf (padding can
+// A thread's share of one group of the row's sample, in registers (ElementRegs, as a tile's). Load j of
+// the sample (kW elements) starts at element (j / L) * kStride + (j % L) * kW, L = kRun / kW loads a run;
+// this thread's loads in group g are j = g * kGroupLoads + q * kThreads + tid. bf16 keeps its packed
+// pairs (64 elements in 32 words); other types hold 32 floats. Elements past the row read as -inf (padding can
 // only touch a count whose window reaches the bin of -inf). Every load is issued unconditionally (past
 // the end from the row's start), so that a group's loads are in flight together.
 template <DType DT, bool kVec>
-struct SampleRegs {
+struct SampleRegs : ElementRegs<DT == DType::bf16 && kVec, DT == DType::bf16 && kVec ? 64 : 32> {
+  using Base = ElementRegs<DT == DType::bf16 && kVec, DT == DType::bf16 && kVec ? 64 : 32>;
+  using Base::kCount, Base::kPairs, Base::w, Base::f;
   static constexpr int kElt = DT == DType::f32 ? 4 : 2;
   static constexpr int64_t kRun = kSampleRunBytes / kElt, kStride = kSampleStrideBytes / kElt;  // elements
-  static constexpr bool kPairs = DT == DType::bf16 && kVec;
-  static constexpr int kCount = kPairs ? 64 : 32;
   static constexpr int kW = kVec ? 16 / kElt : 1;  // elements a load
   static constexpr int kLoads = kCount / kW;       // loads a thread, a group
   static constexpr int64_t kGroupLoads = int64_t(kLoads) * kThreads;
-  uint32_t w[kPairs ? kCount / 2 : 1];  // kPairs: element u is half u % 2 of w[u / 2] (low half first)
-  float f[kPairs ? 1 : kCount];
 
   __device__ __forceinline__ static int64_t groups(int64_t vocab) {
     const int64_t loads = (vocab + kStride - 1) / kStride * (kRun / kW);
     return (loads + kGroupLoads - 1) / kGroupLoads;
-  }
-  __device__ __forceinline__ float operator[](int u) const {
-    if constexpr (kPairs) return __uint_as_float(u % 2 ? w[u / 2] & 0xFFFF0000u : w[u / 2] << 16);
-    else return f[u];
-  }
-  __device__ __forceinline__ uint32_t high16(int u) const {
-    if constexpr (kPairs) return u % 2 ? w[u / 2] >> 16 : w[u / 2] & 0xFFFFu;
-    else return __float_as_uint(f[u]) >> 16;
   }
 
   __device__ __forceinline__ void load(const void* row, int64_t vocab, int64_t group) {
