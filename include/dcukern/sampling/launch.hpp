@@ -26,13 +26,17 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
   };
   if (Status e = launch(sampling_threshold_kernel<kVec, DT>, batch, "sampling threshold launch"); !e.ok()) return e;
   const int64_t grid = batch * w->tiles;
+#if DCUKERN_PLATFORM_CUDA  // the occupancy variants differ on CUDA only (DCUKERN_CUDA_MIN_BLOCKS)
+  if (batch >= kSplitLargeBatch) {
+    if constexpr (DT != DType::f32)
+      if (w->items == 32) return launch(sampling_split_kernel<kVec, DT, 3, 32>, grid, "sampling launch");
+    return launch(sampling_split_kernel<kVec, DT, 3, 16>, grid, "sampling launch");
+  }
+#endif
   if constexpr (DT != DType::f32) {
-    if (w->items == 32)  // 16-bit logits, large batches (split_items)
+    if (w->items == 32)  // 16-bit logits, batches of kSplitPairsBatch rows or more (split_items)
       return launch(sampling_split_kernel<kVec, DT, 2, 32>, grid, "sampling launch");
   }
-#if DCUKERN_PLATFORM_CUDA  // the occupancy variants differ on CUDA only (DCUKERN_CUDA_MIN_BLOCKS)
-  if (batch >= kSplitLargeBatch) return launch(sampling_split_kernel<kVec, DT, 3, 16>, grid, "sampling launch");
-#endif
   return launch(sampling_split_kernel<kVec, DT, 2, 16>, grid, "sampling launch");
 }
 

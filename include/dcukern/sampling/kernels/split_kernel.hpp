@@ -139,11 +139,12 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
   sample_row(RowLoader<DT, kVec>{row_start<DT>(a, row), a.vocab}, a, row, s.draw);
 }
 
-// kMinBlocks blocks per SM on sm_90: 3 (at most 42 registers per thread) for fp32 batches of
-// kSplitLargeBatch rows or more, where the tile scan is latency-bound and occupancy pays (B = 512: 14 %
-// faster than 2; 4 spill and run slower); 2 for smaller batches, whose time is the latency of a row's
-// chain of blocks and its last block (B = 32, k = 1000: 48 vs 54 us; B = 1: 17.5 vs 18.1 us), and for
-// the 32-item tiles of 16-bit logits (under 3 their packed tile spills). Other targets ignore it.
+// kMinBlocks blocks per SM on sm_90: 3 (at most 42 registers per thread) for batches of kSplitLargeBatch
+// rows or more, where the tile scan is latency-bound and occupancy pays (fp32 B = 512: 14 % faster than
+// 2, measured before the threshold kernel; 4 spill and run slower; bf16 32-item tiles with the threshold
+// kernel: B = 512 1.08-1.14x, B = 128 k = 20 1.06-1.07x, k = 1000 0.96-1.00x); 2 for smaller batches,
+// whose time is the latency of a row's chain of blocks and its last block (B = 32, k = 1000: 48 vs 54 us;
+// B = 1: 17.5 vs 18.1 us). Other targets ignore it.
 // Loads in flight in the gather from the lists. 16, a whole row's lists (up to 32 tiles) in one round,
 // where the row's chain is the time and the registers allow it: CUDA's 2-blocks-per-SM instances.
 // 8 elsewhere: under the 3-blocks-per-SM bound, and on HIP, where no bound
