@@ -384,7 +384,7 @@ TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid ro
       std::stable_sort(top20.begin(), top20.end(), [&](int64_t x, int64_t y) { return lb.row[x] > lb.row[y]; });
       top20.resize(20);
       // Modes 0-3: greedy (temperature 0, then top_k 1), automatic row then the split row; mode 4: top_k
-      // 20 on the split row (its fast path: windows, lists, the draw).
+      // 20 on the split row (its fast path: threshold, lists, the draw).
       for (int mode = 0; mode < 5; ++mode) {
         const char* row = mode < 2 ? kAutoRow : split_row(lb);
         ref::SamplingRowParams rp;
