@@ -197,6 +197,38 @@ TEST_CASE("sampling split rows: chosen when a workspace is given; without one a 
       if (&a != &b) CHECK(std::string(b.kernel_symbol).find(a.kernel_symbol) == std::string::npos);
 }
 
+// P(Bin(n, p) >= m), summed in logs.
+static double binomial_at_least(int n, double p, int m) {
+  double sum = 0.0;
+  for (int i = m; i <= n; ++i)
+    sum += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) + i * std::log(p) +
+                    (n - i) * std::log1p(-p));
+  return sum;
+}
+
+TEST_CASE("sampling threshold: for logits in random order a row misses its fast path below 1e-6 up to k = 1000") {
+  // The threshold is the bin of the m-th largest sampled element (an eighth of the row is sampled). The
+  // row then holds fewer than k elements at or above it only if m sampled elements lie among its top
+  // k - 1, and more than kSplitCap only if fewer than m lie among its top kSplitCap (ties in the
+  // threshold's bin aside): binomial tails with p = 1/8.
+  using namespace sampling_detail;
+  const double p = double(kSampleRunBytes) / kSampleStrideBytes;
+  CHECK(p == 0.125);
+  auto miss = [&](int k) {
+    const int m = int(sample_target(k));
+    return binomial_at_least(k - 1, p, m) + (1.0 - binomial_at_least(kSplitCap, p, m));
+  };
+  for (int k : {2, 3, 20, 50, 128, 129, 500, 1000}) {
+    CAPTURE(k);
+    CHECK(sample_target(k) >= 16u);
+    CHECK(miss(k) < 1e-6);
+  }
+  CHECK(sample_target(20) == 16u);
+  CHECK(sample_target(1000) == 179u);  // T = sqrt(2048 * 1000) = 1431
+  // Near the cap the fast path misses often (those rows run the one-block algorithm).
+  CHECK(miss(1500) > 1e-3);
+}
+
 TEST_CASE("sampling workspace: tiles of 8192 elements (16384 for 16-bit logits in large batches), every region counted") {
   using namespace sampling_detail;
   CHECK(split_tiles(1) == 1);

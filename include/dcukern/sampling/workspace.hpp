@@ -16,6 +16,7 @@
 //   list[r][tile][..]    the sort keys of the tile's elements in value bins >= the threshold (kListCap
 //                        at most, unordered)
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -66,6 +67,18 @@ DCUKERN_HD constexpr int split_items(int64_t batch, int logit_bytes) {
 DCUKERN_HD constexpr int64_t split_tile(int items) { return int64_t(kSplitThreads) * items; }
 DCUKERN_HD constexpr int split_tiles(int64_t vocab, int items = 16) {
   return int((vocab + split_tile(items) - 1) / split_tile(items));
+}
+
+// The threshold kernel's sample: the first kSampleRunBytes of every kSampleStrideBytes of a row (an
+// eighth; runs long enough for whole DRAM bursts and coalesced 16-byte loads).
+constexpr int kSampleRunBytes = 256, kSampleStrideBytes = 2048;
+
+// m: the count of sampled elements the threshold must reach for a row with top_k = k (aiming at T row
+// elements at or above it: 4k up to k = 128, then sqrt(kSplitCap * k); m = max(16, T / 8)).
+DCUKERN_HD inline uint32_t sample_target(int32_t k) {
+  const float t = k <= 128 ? 4.0f * float(k) : sqrtf(float(kSplitCap) * float(k));
+  const uint32_t m = uint32_t(ceilf(t * float(kSampleRunBytes) / float(kSampleStrideBytes)));
+  return m > 16u ? m : 16u;
 }
 
 DCUKERN_HD constexpr size_t split_align(size_t n) { return (n + 255) & ~size_t(255); }

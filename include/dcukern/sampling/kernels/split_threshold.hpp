@@ -4,10 +4,11 @@
 // rows and for a sample with a NaN.
 // Estimate: the sample is the first 256 bytes of every 2 KB of the row (one eighth); aiming at T elements
 // of the row at or above tau (T = 4k up to k = 128, then sqrt(kSplitCap * k), the geometric middle of k
-// and the cap), tau is the value bin where the sample's count from its top reaches m = max(16, T / 8).
-// Over logits in random order the count of the row at or
-// above the m-th largest sampled element leaves [k, kSplitCap] with probability below 1e-6 per row up to
-// k = 1000 (binomial tails of an eighth-sample); it leaves more often for k near the cap.
+// and the cap), tau is the value bin where the sample's count from its top reaches m = max(16, T / 8)
+// (sample_target, workspace.hpp). Over logits in random order the count of the row at or above the m-th
+// largest sampled element leaves [k, kSplitCap] with probability below 1e-6 per row up to k = 1000
+// (binomial tails of an eighth-sample, ties in tau's bin aside; tests/host/sampling_ref_test.cpp); it
+// leaves more often for k near the cap.
 // The estimate decides speed only: the tiles count the elements at or above tau exactly, and the row's
 // last block runs the one-block algorithm when that count lies outside [k, kSplitCap].
 // Work split: the sample's 16-byte loads go round the block's threads in groups held in registers
@@ -18,10 +19,6 @@
 #include "dcukern/sampling/kernels/split_scan.hpp"
 
 namespace dcukern::sampling_detail {
-
-// The sample: the first kSampleRunBytes of every kSampleStrideBytes of the row (an eighth; runs long
-// enough for whole DRAM bursts and coalesced 16-byte loads).
-constexpr int kSampleRunBytes = 256, kSampleStrideBytes = 2048;
 
 // A thread's share of one group of the row's sample, in registers (ElementRegs, as a tile's). Load j of
 // the sample (kW elements) starts at element (j / L) * kStride + (j % L) * kW, L = kRun / kW loads a run;
@@ -102,13 +99,6 @@ __device__ __forceinline__ void count_sample(const Regs& x, uint32_t top, uint32
     count_sample<WindowSign::negative>(x, top, count);
   else
     count_sample<WindowSign::mixed>(x, top, count);
-}
-
-// m: the sample's count the threshold must reach for a row with top_k = k.
-__device__ __forceinline__ uint32_t sample_target(int32_t k) {
-  const float t = k <= 128 ? 4.0f * float(k) : sqrtf(float(kSplitCap) * float(k));
-  const uint32_t m = uint32_t(ceilf(t * float(kSampleRunBytes) / float(kSampleStrideBytes)));
-  return m > 16u ? m : 16u;
 }
 
 template <bool kVec, DType DT>
