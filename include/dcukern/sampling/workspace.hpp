@@ -24,10 +24,10 @@
 
 namespace dcukern::sampling_detail {
 
-constexpr int kSplitThreads = 512;                                   // = kThreads of the kernels
-constexpr int kWindow = 1024;     // value bins the threshold kernel counts below its sample's maximum (8 octaves)
-constexpr int kSplitCap = 2048;   // candidates per row (= kCap of the kernels)
-constexpr int kListCap = 256;     // sort keys one tile may list
+constexpr int kSplitThreads = 512;  // = kThreads of the kernels
+constexpr int kWindow = 1024;       // value bins the threshold kernel counts below its sample's maximum (8 octaves)
+constexpr int kSplitCap = 2048;     // candidates per row (= kCap of the kernels)
+constexpr int kListCap = 256;       // sort keys one tile may list
 constexpr uint32_t kNoThreshold = 0xFFFFFFFFu;
 
 struct SplitSync {
