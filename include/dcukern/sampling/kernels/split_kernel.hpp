@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kMinBlocks))
   if (!scan_row_tile<kVec, DT, kItems>(a, w, row, s)) return;  // not the row's last block
   if (threadIdx.x == 0) w.sync[row].scanned = 0;                // every tile has arrived: zero for the next call
   const RowParams p = s.params;
-  finish_row<kVec, DT, kItems, kSplitListBatch<kMinBlocks>>(a, w, row, p, merge_row(a, w, row, p, s), s);
+  finish_row<kVec, DT, kItems, kSplitListBatch<kMinBlocks>>(a, w, row, p, merge_row(w, row, p, s), s);
   row_finished(a, w, s.flag);
 }
 

@@ -93,8 +93,7 @@ __device__ inline Crossings scan_crossings(const uint32_t* count, int n, uint32_
 
 // The last block of a row: the headers of all its tiles -> the row's plan (every thread). For fast rows
 // s.scan.tile[] then holds the tiles' counts, and the plan's max_key is not known yet (the gather finds it).
-__device__ inline SplitPlan merge_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, const RowParams& p,
-                                      SplitShared& s) {
+__device__ inline SplitPlan merge_row(const SplitWorkspace& w, int64_t row, const RowParams& p, SplitShared& s) {
   const int tiles = w.tiles;
   const SplitHeader* h = w.header + row * tiles;
   const uint32_t threshold = s.scan.threshold;
@@ -107,7 +106,8 @@ __device__ inline SplitPlan merge_row(const SamplingArgs& a, const SplitWorkspac
     if (threshold != kNoThreshold) {
       const uint32_t c = load_coherent(&h[t].count);
       s.scan.tile[t] = TileInfo{c, c < uint32_t(kListCap) ? c : uint32_t(kListCap)};
-      total += c < uint32_t(kSplitCap) ? c : uint32_t(kSplitCap) + 1;  // no overflow: the sum only needs to pass the cap
+      // Each tile counts at most kSplitCap + 1: the sum cannot overflow and still passes the cap.
+      total += c < uint32_t(kSplitCap) ? c : uint32_t(kSplitCap) + 1;
     } else {
       const uint64_t mk = load_coherent(&h[t].max_key);
       best = mk > best ? mk : best;
@@ -161,8 +161,9 @@ __device__ __forceinline__ float thread_max(const Tile& x) {
 constexpr uint32_t kNaNWord = 0xFFFFFFFFu;  // above the order key of every non-NaN float
 
 // The order key of the tile's largest element (every element -inf counts), or kNaNWord when the tile
-// holds a NaN. A full tile takes thread_max; the last tile a max and a test per element. Threads holding the maximum then search their
-// elements for its first index and fold it into s.first_index (atomicMin, read after a later barrier).
+// holds a NaN. A full tile takes thread_max; the last tile a max and a test per element. Threads holding
+// the maximum then search their elements for its first index and fold it into s.first_index (atomicMin,
+// read after a later barrier).
 // thread_word: the order key of this thread's largest element (0: it holds none).
 template <bool kFull, class Loader, class Tile>
 __device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base, const Tile& x, uint32_t& thread_word,

@@ -23,9 +23,9 @@ namespace dcukern::sampling_detail {
 // A thread's share of one group of the row's sample, in registers (ElementRegs, as a tile's). Load j of
 // the sample (kW elements) starts at element (j / L) * kStride + (j % L) * kW, L = kRun / kW loads a run;
 // this thread's loads in group g are j = g * kGroupLoads + q * kThreads + tid. bf16 keeps its packed
-// pairs (64 elements in 32 words); other types hold 32 floats. Elements past the row read as -inf (padding can
-// only touch a count whose window reaches the bin of -inf). Every load is issued unconditionally (past
-// the end from the row's start), so that a group's loads are in flight together.
+// pairs (64 elements in 32 words); other types hold 32 floats. Elements past the row read as -inf
+// (padding can only touch a count whose window reaches the bin of -inf). Every load is issued
+// unconditionally (past the end from the row's start), so that a group's loads are in flight together.
 template <DType DT, bool kVec>
 struct SampleRegs : ElementRegs<DT == DType::bf16 && kVec, DT == DType::bf16 && kVec ? 64 : 32> {
   using Base = ElementRegs<DT == DType::bf16 && kVec, DT == DType::bf16 && kVec ? 64 : 32>;
