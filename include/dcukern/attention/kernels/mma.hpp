@@ -57,6 +57,15 @@ __device__ __forceinline__ uint32_t pack2(uint16_t lo, uint16_t hi) { return uin
 
 
 #if DCUKERN_PLATFORM_CUDA
+// 2^x with results below 2^-126 flushed to zero: one instruction (exp2f adds a range fix-up around each).
+// The softmax weights it makes are relative to the row's running maximum, so a flushed one is below
+// 2^-126 of the largest: no output or LSE can see it.
+__device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // Element e (0..7) of key x and of key y, as one MMA word {x_e, y_e}. Words: the lane's 8-element vector.
 template <DType KVT>
 __device__ __forceinline__ uint32_t pair_across_keys(const KvVec<KVT>& x, const KvVec<KVT>& y, int e) {
@@ -135,18 +144,19 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   constexpr int64_t kStride = 16 * kWarps;
   // Lane i: the block-table entry of key base + i % 16 (0 past the table), and the pool offset of that key
   // from its entry (-1 past the block's keys).
+  const int32_t* table_row = a.block_table + tb.b * a.bt_stride;
+  const int64_t head_offset = int64_t(tb.hk) * a.head_stride;
   auto table_entry = [&](int64_t base) -> int32_t {
     const int64_t mine = base + (lane & 15);
-    return mine < a.capacity ? a.block_table[tb.b * a.bt_stride + page_slot(a, static_cast<int>(mine)).entry] : 0;
+    return mine < a.capacity ? table_row[page_slot(a, static_cast<int>(mine)).entry] : 0;
   };
   auto key_offset_from = [&](int64_t base, int32_t entry) -> int64_t {
     const int64_t mine = base + (lane & 15);
-    return mine < qt.blk_hi ? kv_page_offset(a, entry, page_slot(a, static_cast<int>(mine)).in_page, tb.hk) : -1;
+    if (mine >= qt.blk_hi) return -1;
+    return int64_t(entry) * a.page_stride + int64_t(page_slot(a, static_cast<int>(mine)).in_page) * a.token_stride +
+           head_offset;
   };
-  auto key_offset = [&](int64_t base) -> int64_t {
-    const int64_t mine = base + (lane & 15);
-    return mine < qt.blk_hi ? kv_offset_fast(a, tb.b, tb.hk, static_cast<int>(mine)) : -1;
-  };
+  auto key_offset = [&](int64_t base) -> int64_t { return key_offset_from(base, table_entry(base)); };
 
   // The prologue's reads all go out before any is waited for (one memory latency, not four): the context
   // length, the block-table entries of the warp's first groups (as many as the ring has stages) counted
@@ -291,18 +301,29 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       for (int t = 0; t < 2; ++t)
 #pragma unroll
         for (int e = 0; e < 2; ++e) x[t][e] = capped_logit(a, x[t][e]);
+    // ALiBi and the row's key range (placed_logit's), with the keys counted from the group's first: the
+    // range clamped to [0, 16] once, then 32-bit compares per logit.
+    if (a.alibi) {
+      const float from_pos = static_cast<float>(gr.base - row.pos);
+#pragma unroll
+      for (int t = 0; t < 2; ++t)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) x[t][e] += row.alibi * (from_pos + static_cast<float>(8 * t + 2 * c + e));
+    }
+    auto clamp_to_group = [](int64_t k) { return k < 0 ? 0 : k > 16 ? 16 : static_cast<int>(k); };
+    const int lo = clamp_to_group(row.lo - gr.base), hi = clamp_to_group(row.hi - gr.base);
 #pragma unroll
     for (int t = 0; t < 2; ++t)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int64_t key = gr.base + 8 * t + 2 * c + e;
-        x[t][e] = placed_logit(row, x[t][e], key < qt.blk_hi ? static_cast<int>(key) : qt.blk_hi);
+        const int key = 8 * t + 2 * c + e;
+        x[t][e] = key >= lo && key < hi ? x[t][e] : neg_inf();
         mx = x[t][e] > mx ? x[t][e] : mx;
       }
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float ref = mx > neg_inf() ? mx : 0.f;
-    const float corr = device_exp2(m - ref);
+    const float corr = exp2_ftz(m - ref);
     // O^T needs rescaling only where a row's max moved up from a finite value (o is zero until a row has
     // a key): a warp-uniform test, so most groups after a row's first few skip the multiplies. (Measured
     // on the H200 against rescaling every group: 0.97-1.07x the time, page size 16 grid.)
@@ -315,7 +336,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       uint16_t p[2];
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float pe = device_exp2(x[t][e] - ref);
+        const float pe = exp2_ftz(x[t][e] - ref);
         p[e] = to_mma<MT>(pe);
         l += from_mma<MT>(p[e]);
         le += pe;
@@ -393,13 +414,15 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       ahead += kStride;
     }
     int64_t next_off = first_offset(Ring::kStages - 1);
+    int32_t after_entries = table_entry(ahead + kStride);
     int st = 0;
     for (int64_t base = qt.blk_lo + 16 * warp; base < qt.blk_hi; base += kStride) {
       __syncwarp();  // the lanes' reads of the stage refilled now are done
       if (ahead < qt.blk_hi) copy_group(st == 0 ? Ring::kStages - 1 : st - 1, next_off);
       cp_async_commit();
       ahead += kStride;
-      next_off = key_offset(ahead);
+      next_off = key_offset_from(ahead, after_entries);
+      after_entries = table_entry(ahead + kStride);
       cp_async_wait<Ring::kStages - 1>();
       __syncwarp();  // the group's copies by every lane are visible
       Group cur;
