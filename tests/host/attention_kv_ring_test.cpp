@@ -1,6 +1,7 @@
 // The pipelined tensor-core attention kernel's shared-memory ring (attention/kernels/mma_kv_ring.hpp):
-// the swizzle permutes each row's chunks, stages and warps do not overlap, and the fragment reads of the
-// sector head map (and the copies' writes) hit distinct banks where the header says so.
+// the swizzle permutes each row's chunks and is linear as the kernel's addressing needs, stages and warps
+// do not overlap, and the fragment reads of the sector head map (and the copies' writes) hit distinct banks
+// where the header says so.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -52,6 +53,19 @@ void check_ring(int want_ways) {
   CHECK(Ring::kStages >= 2);
   CHECK(Ring::kStages * Ring::kStageBytes <= Ring::kWarpBytes);
   CHECK(Ring::kWarpBytes <= 48 * 1024);  // a 4-warp block's ring within sm_90's 227 KiB
+  // Linear within a stage (V's past kMatrixBytes): the kernel's copies and fragment reads XOR a lane's own
+  // offset with compile-time ones.
+  int nonlinear = 0;
+  for (int r = 0; r < 16; ++r)
+    for (int r2 = 0; r2 < 16; ++r2)
+      for (int ch = 0; ch < Ring::kChunks; ++ch)
+        for (int ch2 = 0; ch2 < Ring::kChunks; ++ch2) {
+          nonlinear += Ring::k_offset(0, r ^ r2, ch ^ ch2) != (Ring::k_offset(0, r, ch) ^ Ring::k_offset(0, r2, ch2));
+          nonlinear += (Ring::v_offset(0, r ^ r2, ch ^ ch2) ^ Ring::kMatrixBytes) !=
+                       (Ring::v_offset(0, r, ch) ^ Ring::v_offset(0, r2, ch2));
+        }
+  CHECK(nonlinear == 0);
+  CHECK((Ring::kMatrixBytes & (Ring::kMatrixBytes - 1)) == 0);
   // The copies: lane l, step j writes chunk idx % kChunks of row idx / kChunks (idx = l + 32 j).
   for (int j = 0; j < 16 * Ring::kChunks / 32; ++j) {
     CHECK(worst_bank_sharing(Ring::kChunkBytes, [&](int l) {

@@ -370,19 +370,26 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     unsigned char* ring = s_dynamic + warp * Ring::kStages * Ring::kStageBytes;
     // Copies a group's K and V rows into stage `st` in pieces of kPiece chunks (kPiece * kChunkBytes bytes):
     // lane i of `offs` holds the pool offset of the group's key i % 16; rows past the block's keys and
-    // chunks past head_dim are zero-filled.
+    // chunks past head_dim are zero-filled. A lane copies the same chunks of rows r0 + j * kRowStep, so its
+    // pool addresses differ by those rows' offsets only and, the ring's layout being linear (mma_kv_ring.hpp),
+    // its ring offsets by compile-time XORs.
     auto copy_pieces = [&](auto piece, int st, int64_t offs) {
-      constexpr int kPiece = decltype(piece)::value, kPieces = Ring::kChunks / kPiece;
+      constexpr int kPiece = decltype(piece)::value, kPieces = Ring::kChunks / kPiece, kRowStep = 32 / kPieces;
+      constexpr int kBytes = kPiece * Ring::kChunkBytes;
+      const int r0 = lane / kPieces, ch = lane % kPieces * kPiece;
+      const bool chunk_real = 8 * ch < a.head_dim;
+      const uint8_t* k_src = static_cast<const uint8_t*>(a.k) + 8 * ch * kElemBytes;
+      const uint8_t* v_src = static_cast<const uint8_t*>(a.v) + 8 * ch * kElemBytes;
+      unsigned char* stage = ring + st * Ring::kStageBytes;
+      const int k_own = Ring::k_offset(0, r0, ch), v_own = Ring::v_offset(0, r0, ch);
 #pragma unroll
-      for (int j = 0; j < 16 * kPieces / 32; ++j) {
-        const int idx = lane + 32 * j, r = idx / kPieces, ch = idx % kPieces * kPiece;
-        const int64_t off = __shfl_sync(0xffffffffu, offs, r);
-        const bool real = off >= 0 && 8 * ch < a.head_dim;
-        const int64_t byte = real ? (off + 8 * ch) * kElemBytes : 0;
-        constexpr int kBytes = kPiece * Ring::kChunkBytes;
+      for (int j = 0; j < 16 / kRowStep; ++j) {
+        const int64_t off = __shfl_sync(0xffffffffu, offs, r0 + j * kRowStep);
+        const bool real = off >= 0 && chunk_real;
+        const int64_t byte = real ? off * kElemBytes : 0;
         const int n = real ? kBytes : 0;
-        cp_async_zfill<kBytes>(ring + Ring::k_offset(st, r, ch), static_cast<const uint8_t*>(a.k) + byte, n);
-        cp_async_zfill<kBytes>(ring + Ring::v_offset(st, r, ch), static_cast<const uint8_t*>(a.v) + byte, n);
+        cp_async_zfill<kBytes>(stage + (k_own ^ Ring::k_offset(0, j * kRowStep, 0)), k_src + byte, n);
+        cp_async_zfill<kBytes>(stage + (v_own ^ Ring::v_offset(0, j * kRowStep, 0) ^ Ring::kMatrixBytes), v_src + byte, n);
       }
     };
     // fp8 rows go in 16-byte pieces (two chunks; the ring keeps chunk pairs together) where every row
@@ -395,14 +402,20 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       copy_pieces(std::integral_constant<int, 1>{}, st, offs);
     };
     // The lane's fragment vectors of the group in stage `st` (the same elements start_group and load_v
-    // load): K's, and V's.
+    // load): K's (keys g and g + 8, chunks c + 4 i), and V's (keys v_key(r) = 2 c ^ ((r & 1) + 8 (r >> 1)),
+    // chunks g + 8 i), each the lane's offset XOR a compile-time one.
+    const int k_lane = Ring::k_offset(0, g, Map::k_elem(c, 0) / 8);
+    const int v_lane = Ring::v_offset(0, 2 * c, Map::v_elem(g, 0) / 8);
     auto read_k = [&](Group& gr, int st, int i) {
 #pragma unroll
-      for (int t = 0; t < 2; ++t) gr.k[t][i].load_shared(ring + Ring::k_offset(st, 8 * t + g, Map::k_elem(c, i) / 8));
+      for (int t = 0; t < 2; ++t)
+        gr.k[t][i].load_shared(ring + st * Ring::kStageBytes + (k_lane ^ Ring::k_offset(0, 8 * t, Map::k_elem(0, i) / 8)));
     };
     auto read_v = [&](Group& gr, int st, int i) {
 #pragma unroll
-      for (int r = 0; r < 4; ++r) gr.v[r][i].load_shared(ring + Ring::v_offset(st, v_key(r), Map::v_elem(g, i) / 8));
+      for (int r = 0; r < 4; ++r)
+        gr.v[r][i].load_shared(ring + st * Ring::kStageBytes +
+                               (v_lane ^ Ring::v_offset(0, (r & 1) + 8 * (r >> 1), Map::v_elem(0, i) / 8) ^ Ring::kMatrixBytes));
     };
     // Groups kStages - 1 ahead of the one being computed are in flight; each iteration refills the stage
     // the previous one read.

@@ -6,6 +6,10 @@
 // bound, fp8 at 128 and 256; fp8 at 64 reads two-way). fp8's XOR masks are multiples of 4, so chunks 2p and
 // 2p + 1 stay adjacent and in order: a 16-byte copy fills both. Host and device: the host tests check the
 // swizzle is a permutation of each row, keeps fp8's chunk pairs together and count the bank conflicts.
+// The offsets within a stage are GF(2)-linear in (row, chunk) (rows times a power of two, chunks XORed with
+// row bits; V's past kMatrixBytes, a power of two above them): offset(r ^ r', ch ^ ch') = offset(r, ch) ^
+// offset(r', ch'), so the kernel finds a lane's slots as its own offset XOR compile-time constants (the host
+// tests check this too).
 #pragma once
 #include "dcukern/platform/detect.hpp"
 
