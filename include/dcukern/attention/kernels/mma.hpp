@@ -388,8 +388,10 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
         const bool real = off >= 0 && chunk_real;
         const int64_t byte = real ? off * kElemBytes : 0;
         const int n = real ? kBytes : 0;
-        cp_async_zfill<kBytes>(stage + (k_own ^ Ring::k_offset(0, j * kRowStep, 0)), k_src + byte, n);
-        cp_async_zfill<kBytes>(stage + (v_own ^ Ring::v_offset(0, j * kRowStep, 0) ^ Ring::kMatrixBytes), v_src + byte, n);
+        const int k_step = Ring::k_offset(0, j * kRowStep, 0);
+        const int v_step = Ring::v_offset(0, j * kRowStep, 0) ^ Ring::kMatrixBytes;
+        cp_async_zfill<kBytes>(stage + (k_own ^ k_step), k_src + byte, n);
+        cp_async_zfill<kBytes>(stage + (v_own ^ v_step), v_src + byte, n);
       }
     };
     // fp8 rows go in 16-byte pieces (two chunks; the ring keeps chunk pairs together) where every row
@@ -407,15 +409,20 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     const int k_lane = Ring::k_offset(0, g, Map::k_elem(c, 0) / 8);
     const int v_lane = Ring::v_offset(0, 2 * c, Map::v_elem(g, 0) / 8);
     auto read_k = [&](Group& gr, int st, int i) {
+      const unsigned char* stage = ring + st * Ring::kStageBytes;
 #pragma unroll
-      for (int t = 0; t < 2; ++t)
-        gr.k[t][i].load_shared(ring + st * Ring::kStageBytes + (k_lane ^ Ring::k_offset(0, 8 * t, Map::k_elem(0, i) / 8)));
+      for (int t = 0; t < 2; ++t) {
+        const int other = Ring::k_offset(0, 8 * t, Map::k_elem(0, i) / 8);
+        gr.k[t][i].load_shared(stage + (k_lane ^ other));
+      }
     };
     auto read_v = [&](Group& gr, int st, int i) {
+      const unsigned char* stage = ring + st * Ring::kStageBytes;
 #pragma unroll
-      for (int r = 0; r < 4; ++r)
-        gr.v[r][i].load_shared(ring + st * Ring::kStageBytes +
-                               (v_lane ^ Ring::v_offset(0, (r & 1) + 8 * (r >> 1), Map::v_elem(0, i) / 8) ^ Ring::kMatrixBytes));
+      for (int r = 0; r < 4; ++r) {
+        const int other = Ring::v_offset(0, (r & 1) + 8 * (r >> 1), Map::v_elem(0, i) / 8) ^ Ring::kMatrixBytes;
+        gr.v[r][i].load_shared(stage + (v_lane ^ other));
+      }
     };
     // Groups kStages - 1 ahead of the one being computed are in flight; each iteration refills the stage
     // the previous one read.
