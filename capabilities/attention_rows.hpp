@@ -25,7 +25,8 @@ namespace attention_rows {
 constexpr DTypeMask kHalfs = dtypes(DType::f16, DType::bf16);
 constexpr DTypeMask kKv = dtypes(DType::f16, DType::bf16, DType::fp8_e4m3);
 constexpr const char* kEvidence =
-    "tests/device/attention_device_test.cu (sm_90, H200, 44d1289, 9f65660, e2856b0); capabilities/evidence/attention-sm_90.json; "
+    "tests/device/attention_device_test.cu (sm_90, H200, 44d1289, 9f65660, e2856b0); "
+    "capabilities/evidence/attention-sm_90.json; "
     "AMD / Hygon: compile only (portable HIP, no target instruction)";
 constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
   AttentionContract c{};
