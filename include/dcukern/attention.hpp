@@ -39,10 +39,13 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
   const int max_tile = attention_kernel_max_tile(row->kernel, p.head_dim);
   a.q_tiles = attention_q_tiles(call, max_tile);
   const int64_t rows = int64_t(p.batch) * p.q_tokens * p.num_q_heads;
+  const bool fp8_kv = p.kv.dtype == DType::fp8_e4m3;
+  const bool shallow = attention_shallow_ring(row->kernel, fp8_kv, p.head_dim,
+                                              int64_t(p.batch) * p.num_kv_heads * a.q_tiles, ctx->facts.compute_units);
   if (row->contract.needs_workspace) {
-    AttentionBlockTarget target = attention_kernel_block_target(row->kernel, p.kv.dtype == DType::fp8_e4m3, p.head_dim);
+    AttentionBlockTarget target = attention_kernel_block_target(row->kernel, fp8_kv, p.head_dim);
     if (target.one_wave)
-      if (const int resident = attn_detail::attention_resident_blocks(row->kernel, p.kv.dtype, p.head_dim))
+      if (const int resident = attn_detail::attention_resident_blocks(row->kernel, p.kv.dtype, p.head_dim, shallow))
         target.blocks_per_cu = std::min(resident, kAttnBlocksPerCu);
     AttentionPlanOptions plan_opt = opt.plan;
     if (plan_opt.blocks_per_cu == 0) plan_opt.blocks_per_cu = target.blocks_per_cu;
@@ -63,7 +66,8 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
       a.part_lse = a.part_o + static_cast<size_t>(rows) * plan.num_chunks * p.head_dim;
     }
   }
-  s = attn_detail::launch(row->kernel, attention_q_tile(call, max_tile), p.q.dtype, p.kv.dtype, a, rows, stream);
+  s = attn_detail::launch(row->kernel, attention_q_tile(call, max_tile), p.q.dtype, p.kv.dtype, a, rows, stream,
+                          shallow);
   if (!s.ok()) return s;
   return runtime_status(runtime_last_error(), "attention launch");
 }

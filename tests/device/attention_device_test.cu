@@ -221,6 +221,21 @@ TEST_CASE("attention: fp8 e4m3 KV with per-tensor scales against a reference deq
       c.sinks = hnd;
       run_and_check(c, rng);
     }
+  // A batch whose unsplit blocks fill two per compute unit: the pipelined row takes its shallow ring there
+  // (attention_shallow_ring), at head_dim 72 (8-byte copies) and 128.
+  const dcukern::DeviceContext* dc = nullptr;
+  REQUIRE(dcukern::current_device_context(&dc).ok());
+  for (int D : {72, 128}) {
+    AttnConfig c;
+    c.D = D, c.hq = 32, c.hkv = 8, c.page_size = 16;  // GQA 4: one 8-row query tile per KV head
+    c.kvt = DType::fp8_e4m3, c.k_scale = 0.05f, c.v_scale = 0.1f;
+    const int batch = (2 * dc->facts.compute_units + c.hkv - 1) / c.hkv;
+    std::uniform_int_distribution<int> len(0, quick_mode() ? 80 : 600);
+    for (int b = 0; b < batch; ++b) c.ctx.push_back(len(rng));
+    CHECK(dcukern::attention_shallow_ring(dcukern::AttentionKernel::mma_split_pipeline, true, D, int64_t(batch) * c.hkv,
+                                          dc->facts.compute_units));
+    run_and_check(c, rng);
+  }
 }
 
 TEST_CASE("attention: 1..8 query tokens per sequence, causal within them") {

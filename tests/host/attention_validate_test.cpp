@@ -161,6 +161,15 @@ TEST_CASE("attention: split-KV plan and workspace bound") {
   CHECK(attention_kernel_block_target(AttentionKernel::mma_split_pipeline, false, 128).blocks_per_cu == 2);
   CHECK(attention_kernel_block_target(AttentionKernel::mma_split_pipeline, true, 128).blocks_per_cu == 2);
   CHECK(attention_kernel_block_target(AttentionKernel::mma_split, false, 128).blocks_per_cu == kAttnBlocksPerCu);
+  // The shallow ring: fp8 at head_dim 65..128, pipelined row only, from two unsplit blocks per compute unit.
+  constexpr AttentionKernel kPipe = AttentionKernel::mma_split_pipeline;
+  CHECK(attention_shallow_ring(kPipe, true, 128, 64 * 8, 132));   // B = 64, 8 KV heads
+  CHECK(attention_shallow_ring(kPipe, true, 72, 264, 132));
+  CHECK_FALSE(attention_shallow_ring(kPipe, true, 128, 32 * 8, 132));  // B = 32: 256 < 264
+  CHECK_FALSE(attention_shallow_ring(kPipe, false, 128, 1024, 132));   // bf16
+  CHECK_FALSE(attention_shallow_ring(kPipe, true, 64, 1024, 132));
+  CHECK_FALSE(attention_shallow_ring(kPipe, true, 256, 1024, 132));
+  CHECK_FALSE(attention_shallow_ring(AttentionKernel::mma_split, true, 128, 1024, 132));
   {
     // One long sequence, 8 KV heads of 4 query rows (8 blocks per chunk) on 132 CUs: one_wave never
     // launches more blocks than the target, nor fewer than half of it; otherwise the count rounds up.

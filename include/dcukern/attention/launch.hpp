@@ -136,13 +136,17 @@ int resident_blocks_for(DType kv, int head_dim) {
 
 // Resident blocks per SM of the kernel the launch takes for this call, for the kernels whose split plan
 // fills one wave (attention_kernel_block_target): asked of the runtime, so the plan follows the compiled
-// registers and shared memory. 0: not asked or unknown (the plan keeps its default).
-inline int attention_resident_blocks(AttentionKernel kernel, DType kv, int head_dim) {
+// registers and shared memory. 0: not asked or unknown (the plan keeps its default). `shallow`:
+// attention_shallow_ring's answer for the call.
+inline int attention_resident_blocks(AttentionKernel kernel, DType kv, int head_dim, bool shallow) {
 #if DCUKERN_PLATFORM_CUDA
-  if (kernel == AttentionKernel::mma_split_pipeline)
+  if (kernel == AttentionKernel::mma_split_pipeline) {
+    if (shallow && kv == DType::fp8_e4m3 && head_dim > 64 && head_dim <= 128)
+      return mma_resident_blocks<DType::fp8_e4m3, 128, MmaVariant::smem_pipeline_shallow>();
     return resident_blocks_for<MmaVariant::smem_pipeline>(kv, head_dim);
+  }
 #endif
-  (void)kernel, (void)kv, (void)head_dim;
+  (void)kernel, (void)kv, (void)head_dim, (void)shallow;
   return 0;
 }
 
@@ -153,11 +157,20 @@ Status launch_mma(const AttnArgs& a, unsigned n, stream_t s) {
   return with_head_dim_bound(a.head_dim,
                              [&](auto dim) { return launch_mma_dim<KVT, decltype(dim)::value, kVariant>(a, n, s); });
 }
+// The pipelined kernel: its shallow ring where attention_shallow_ring chose it (fp8, head_dim bound 128).
+template <DType KVT>
+Status launch_pipeline(const AttnArgs& a, unsigned n, stream_t s, bool shallow) {
+  if constexpr (KVT == DType::fp8_e4m3)
+    if (shallow && a.head_dim > 64 && a.head_dim <= 128)
+      return launch_mma_dim<KVT, 128, MmaVariant::smem_pipeline_shallow>(a, n, s);
+  return launch_mma<KVT, MmaVariant::smem_pipeline>(a, n, s);
+}
 #endif
 
 // Split rows run unsplit when the plan has one chunk and no fixed chunk size (a.part_o == nullptr).
 template <DType QT, DType KVT>
-Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t rows, stream_t s) {
+Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t rows, stream_t s,
+                    bool shallow) {
   const bool split = a.part_o != nullptr;
   switch (kernel) {
     case AttentionKernel::row:
@@ -178,7 +191,7 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
     case AttentionKernel::mma_split_pipeline: {
       const unsigned n = tile_grid_blocks(a, rows);
       if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
-      Status st = kernel == AttentionKernel::mma_split_pipeline ? launch_mma<KVT, MmaVariant::smem_pipeline>(a, n, s)
+      Status st = kernel == AttentionKernel::mma_split_pipeline ? launch_pipeline<KVT>(a, n, s, shallow)
                                                                  : launch_mma<KVT, MmaVariant::standard>(a, n, s);
       if (!st.ok()) return st;
       break;
@@ -193,22 +206,24 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
 }
 
 template <DType QT>
-Status launch_q(AttentionKernel kernel, int tile, DType kv, const AttnArgs& a, int64_t rows, stream_t s) {
+Status launch_q(AttentionKernel kernel, int tile, DType kv, const AttnArgs& a, int64_t rows, stream_t s,
+                bool shallow) {
   switch (kv) {
-    case DType::f16: return launch_typed<QT, DType::f16>(kernel, tile, a, rows, s);
-    case DType::bf16: return launch_typed<QT, DType::bf16>(kernel, tile, a, rows, s);
-    case DType::fp8_e4m3: return launch_typed<QT, DType::fp8_e4m3>(kernel, tile, a, rows, s);
+    case DType::f16: return launch_typed<QT, DType::f16>(kernel, tile, a, rows, s, shallow);
+    case DType::bf16: return launch_typed<QT, DType::bf16>(kernel, tile, a, rows, s, shallow);
+    case DType::fp8_e4m3: return launch_typed<QT, DType::fp8_e4m3>(kernel, tile, a, rows, s, shallow);
     default: break;
   }
   return Status::unsupported(std::string("attention: KV dtype ") + dtype_name(kv));
 }
 
+// `shallow`: attention_shallow_ring's answer for the call (the pipelined row's ring depth).
 inline Status launch(AttentionKernel kernel, int tile, DType q, DType kv, const AttnArgs& a, int64_t rows,
-                     stream_t s) {
+                     stream_t s, bool shallow = false) {
   if (rows > kAttnMaxGridBlocks) return Status::unsupported("attention: more than 2^31 - 1 query rows");
   switch (q) {
-    case DType::f16: return launch_q<DType::f16>(kernel, tile, kv, a, rows, s);
-    case DType::bf16: return launch_q<DType::bf16>(kernel, tile, kv, a, rows, s);
+    case DType::f16: return launch_q<DType::f16>(kernel, tile, kv, a, rows, s, shallow);
+    case DType::bf16: return launch_q<DType::bf16>(kernel, tile, kv, a, rows, s, shallow);
     default: break;
   }
   return Status::unsupported(std::string("attention: q dtype ") + dtype_name(q));

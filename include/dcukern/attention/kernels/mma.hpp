@@ -22,7 +22,8 @@
 // entries of its next group, so they land during the math. (Measured on the H200 and dropped: the next
 // group's K/V in registers, 231 registers; L2 prefetches of the next 1-4 groups; 3- or 4-blocks-per-SM
 // register bounds; two groups per step for fp8: slower in most cases, capabilities/evidence/.)
-// Variants (MmaVariant): standard, and smem_pipeline (K/V through a shared-memory ring), at the enum.
+// Variants (MmaVariant): standard, smem_pipeline (K/V through a shared-memory ring) and
+// smem_pipeline_shallow (its 3-stage ring), at the enum.
 #pragma once
 #include "dcukern/attention/kernels/kv_vec.hpp"
 #include "dcukern/attention/kernels/mma_head_map.hpp"
@@ -97,7 +98,16 @@ enum class MmaVariant : uint8_t {
   // block: 96 KiB (2 blocks per SM) up to head_dim 128 and for fp8 at 256, 192 KiB at f16/bf16 256.
   // Row attention.mma_split.smem_pipeline (sm_90).
   smem_pipeline,
+  // The same with a 3-stage ring: fp8 at head_dim bound 128 takes 48 KiB a block, so 4 blocks share an
+  // SM (2 with smem_pipeline's 6 stages). The pipelined row launches it where attention_shallow_ring says
+  // (kernel_id.hpp).
+  smem_pipeline_shallow,
 };
+
+// The ring of a pipelined variant.
+template <DType KVT, int kDim, MmaVariant kVariant>
+using MmaRing =
+    MmaKvRing<kDim, KVT == DType::fp8_e4m3 ? 1 : 2, kVariant == MmaVariant::smem_pipeline_shallow ? 3 : 6>;
 
 // What finish_group asks its group's source for (attention_mma_kernel).
 enum class Fetch : uint8_t { k_vec, v_all, v_vec };
@@ -105,8 +115,8 @@ enum class Fetch : uint8_t { k_vec, v_all, v_vec };
 // Dynamic shared memory of a launch: the pipeline's rings (the epilogue's s_acc reuses them), else none.
 template <DType KVT, int kDim, MmaVariant kVariant>
 constexpr int mma_dynamic_shared_bytes() {
-  if constexpr (kVariant == MmaVariant::smem_pipeline) {
-    using Ring = MmaKvRing<kDim, KVT == DType::fp8_e4m3 ? 1 : 2>;
+  if constexpr (kVariant != MmaVariant::standard) {
+    using Ring = MmaRing<KVT, kDim, kVariant>;
     constexpr int ring = kAttnThreads / 32 * Ring::kStages * Ring::kStageBytes;
     constexpr int acc = kAttnThreads / 32 * kMmaTile * kDim * 4;
     return ring > acc ? ring : acc;
@@ -120,7 +130,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
   constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
   constexpr bool kFp8 = KVT == DType::fp8_e4m3;
-  constexpr bool kPipeline = kVariant == MmaVariant::smem_pipeline;
+  constexpr bool kPipeline = kVariant != MmaVariant::standard;
   constexpr int kWarps = kAttnThreads / 32;
   using Map = MmaHeadMap<kDim, kPipeline || kMmaSectorMap<KVT, kDim>>;
   constexpr int kSteps = Map::kSteps, kKVecs = Map::kKVecs, kVVecs = Map::kVVecs;
@@ -134,7 +144,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   __shared__ float s_m[kMmaTile][kWarps], s_l[kMmaTile][kWarps], s_le[kMmaTile][kWarps];
   __shared__ uint4 s_q[kSteps][32];
 
-  using Ring = MmaKvRing<kDim, kFp8 ? 1 : 2>;  // (the pipeline's)
+  using Ring = MmaRing<KVT, kDim, kVariant>;  // (the pipeline's)
   const TileBlock tb = tile_block(a);
   QueryTile<kMmaTile> qt(a, tb, QueryTile<kMmaTile>::RowsOnly{});  // key ranges: set_keys below
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;

@@ -15,7 +15,7 @@
 
 namespace dcukern::attn_detail {
 
-template <int kDim, int kElemBytes>
+template <int kDim, int kElemBytes, int kMaxStages = 6>
 struct MmaKvRing {
   static_assert(kDim % 64 == 0 && kDim <= 256, "the ring holds head_dim bounds 64, 128 and 256");
   static constexpr int kChunks = kDim / 8;                     // chunks per row
@@ -25,9 +25,10 @@ struct MmaKvRing {
   // Ring per warp: 24 KiB (a 4-warp block's 96 KiB leave room for 2 blocks per SM on sm_90), or 3 stages
   // where 24 KiB hold fewer than 2 (f16/bf16 at head_dim 256: 192 KiB a block, 1 block per SM). Up to 6
   // stages: fp8 at head_dim 128 takes 6 (measured on the H200: with 4 stages, 64 KiB a block, its 155
-  // registers let 3 blocks share an SM, and batches 32-64 ran 1.09-1.21x slower).
+  // registers let 3 blocks share an SM, and batches 32-64 ran 1.09-1.21x slower). kMaxStages caps the
+  // count (the shallow ring of MmaVariant::smem_pipeline_shallow: 3).
   static constexpr int kWarpBytes = 2 * kStageBytes <= 24 * 1024 ? 24 * 1024 : 3 * kStageBytes;
-  static constexpr int kStages = kWarpBytes / kStageBytes < 6 ? kWarpBytes / kStageBytes : 6;
+  static constexpr int kStages = kWarpBytes / kStageBytes < kMaxStages ? kWarpBytes / kStageBytes : kMaxStages;
   static_assert(kStages >= 2, "a ring needs a stage to fill while one is read");
 
   // Where chunk `chunk` of row `row` lies within K's (V's) rows: the row's chunks permuted by an XOR.
