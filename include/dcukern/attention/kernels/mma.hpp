@@ -19,7 +19,8 @@
 // Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
 // The prologue issues the context length, the first groups' block-table entries and the tile's q (staged
 // in shared memory) before it waits for any; after issuing a group's loads, a warp reads the block-table
-// entries of its next group, so they land during the math. (Measured on the H200 and dropped: the next
+// entries of its next group (the pipelined variants: of the group after that, a whole group of math before
+// their use), so they land during the math. (Measured on the H200 and dropped: the next
 // group's K/V in registers, 231 registers; L2 prefetches of the next 1-4 groups; 3- or 4-blocks-per-SM
 // register bounds; two groups per step for fp8: slower in most cases, capabilities/evidence/.)
 // Variants (MmaVariant): standard, smem_pipeline (K/V through a shared-memory ring) and
