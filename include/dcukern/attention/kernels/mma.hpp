@@ -59,15 +59,6 @@ __device__ __forceinline__ uint32_t pack2(uint16_t lo, uint16_t hi) { return uin
 
 
 #if DCUKERN_PLATFORM_CUDA
-// 2^x with results below 2^-126 flushed to zero: one instruction (exp2f adds a range fix-up around each).
-// The softmax weights it makes are relative to the row's running maximum, so a flushed one is below
-// 2^-126 of the largest: no output or LSE can see it.
-__device__ __forceinline__ float exp2_ftz(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
 // Element e (0..7) of key x and of key y, as one MMA word {x_e, y_e}. Words: the lane's 8-element vector.
 template <DType KVT>
 __device__ __forceinline__ uint32_t pair_across_keys(const KvVec<KVT>& x, const KvVec<KVT>& y, int e) {
@@ -156,7 +147,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   // Lane i: the block-table entry of key base + i % 16 (0 past the table), and the pool offset of that key
   // from its entry (-1 past the block's keys).
   const int32_t* table_row = a.block_table + tb.b * a.bt_stride;
-  const int64_t head_offset = int64_t(tb.hk) * a.head_stride;
+  const int64_t head_offset = int64_t(tb.hk) * a.head_stride;  // (kv_page_offset's head term, once per block)
   auto table_entry = [&](int64_t base) -> int32_t {
     const int64_t mine = base + (lane & 15);
     return mine < a.capacity ? table_row[page_slot(a, static_cast<int>(mine)).entry] : 0;
@@ -334,7 +325,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float ref = mx > neg_inf() ? mx : 0.f;
-    const float corr = exp2_ftz(m - ref);
+    const float corr = device_exp2_ftz(m - ref);  // (weights relative to the row's max: fastmath.hpp)
     // O^T needs rescaling only where a row's max moved up from a finite value (o is zero until a row has
     // a key): a warp-uniform test, so most groups after a row's first few skip the multiplies. (Measured
     // on the H200 against rescaling every group: 0.97-1.07x the time, page size 16 grid.)
@@ -347,7 +338,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       uint16_t p[2];
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float pe = exp2_ftz(x[t][e] - ref);
+        const float pe = device_exp2_ftz(x[t][e] - ref);
         p[e] = to_mma<MT>(pe);
         l += from_mma<MT>(p[e]);
         le += pe;
