@@ -66,8 +66,10 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
       a.part_lse = a.part_o + static_cast<size_t>(rows) * plan.num_chunks * p.head_dim;
     }
   }
-  s = attn_detail::launch(row->kernel, attention_q_tile(call, max_tile), p.q.dtype, p.kv.dtype, a, rows, stream,
-                          shallow);
+  attn_detail::LaunchSetup setup;
+  setup.stream = stream, setup.shallow = shallow;
+  setup.dependent = ctx->facts.dependent_launch, setup.device = ctx->device;
+  s = attn_detail::launch(row->kernel, attention_q_tile(call, max_tile), p.q.dtype, p.kv.dtype, a, rows, setup);
   if (!s.ok()) return s;
   return runtime_status(runtime_last_error(), "attention launch");
 }

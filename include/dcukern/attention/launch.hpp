@@ -166,11 +166,24 @@ Status launch_pipeline(const AttnArgs& a, unsigned n, stream_t s, bool shallow) 
 }
 #endif
 
+// How a call's kernels go out: the stream; the pipelined row's ring depth (attention_shallow_ring's answer
+// for the call); whether the merge may be a programmatic dependent launch (DeviceFacts::dependent_launch),
+// and on which device. The split kernels let the merge launch from their start (grid_dependents_launch),
+// and the merge waits for them to end (grid_dependency_wait): its launch overlaps their work. (Measured on
+// the H200 against an ordinary merge launch: 0.93-0.97x the time where a call is a few microseconds, the
+// same at larger ones.)
+struct LaunchSetup {
+  stream_t stream = nullptr;
+  bool shallow = false;
+  bool dependent = false;
+  int device = 0;
+};
+
 // Split rows run unsplit when the plan has one chunk and no fixed chunk size (a.part_o == nullptr).
 template <DType QT, DType KVT>
-Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t rows, stream_t s,
-                    bool shallow) {
+Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t rows, const LaunchSetup& ls) {
   const bool split = a.part_o != nullptr;
+  const stream_t s = ls.stream;
   switch (kernel) {
     case AttentionKernel::row:
     case AttentionKernel::split_kv:
@@ -190,7 +203,7 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
     case AttentionKernel::mma_split_pipeline: {
       const unsigned n = tile_grid_blocks(a, rows);
       if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
-      Status st = kernel == AttentionKernel::mma_split_pipeline ? launch_pipeline<KVT>(a, n, s, shallow)
+      Status st = kernel == AttentionKernel::mma_split_pipeline ? launch_pipeline<KVT>(a, n, s, ls.shallow)
                                                                  : launch_mma<KVT, MmaVariant::standard>(a, n, s);
       if (!st.ok()) return st;
       break;
@@ -200,29 +213,30 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
   }
   // A main kernel that failed to launch leaves the workspace stale: no merge then (o and lse untouched).
   if (Status st = runtime_status(runtime_last_error(), "attention launch"); !st.ok()) return st;
-  if (split) attention_merge_kernel<QT><<<static_cast<unsigned>(rows), kMergeThreads, 0, s>>>(a);
+  if (split)
+    return runtime_status(launch_dependent(ls.dependent, ls.device, &attention_merge_kernel<QT>,
+                                           dim3(static_cast<unsigned>(rows)), dim3(kMergeThreads), 0, s, a),
+                          "attention merge launch");
   return Status::success();
 }
 
 template <DType QT>
-Status launch_q(AttentionKernel kernel, int tile, DType kv, const AttnArgs& a, int64_t rows, stream_t s,
-                bool shallow) {
+Status launch_q(AttentionKernel kernel, int tile, DType kv, const AttnArgs& a, int64_t rows, const LaunchSetup& ls) {
   switch (kv) {
-    case DType::f16: return launch_typed<QT, DType::f16>(kernel, tile, a, rows, s, shallow);
-    case DType::bf16: return launch_typed<QT, DType::bf16>(kernel, tile, a, rows, s, shallow);
-    case DType::fp8_e4m3: return launch_typed<QT, DType::fp8_e4m3>(kernel, tile, a, rows, s, shallow);
+    case DType::f16: return launch_typed<QT, DType::f16>(kernel, tile, a, rows, ls);
+    case DType::bf16: return launch_typed<QT, DType::bf16>(kernel, tile, a, rows, ls);
+    case DType::fp8_e4m3: return launch_typed<QT, DType::fp8_e4m3>(kernel, tile, a, rows, ls);
     default: break;
   }
   return Status::unsupported(std::string("attention: KV dtype ") + dtype_name(kv));
 }
 
-// `shallow`: attention_shallow_ring's answer for the call (the pipelined row's ring depth).
 inline Status launch(AttentionKernel kernel, int tile, DType q, DType kv, const AttnArgs& a, int64_t rows,
-                     stream_t s, bool shallow = false) {
+                     const LaunchSetup& ls) {
   if (rows > kAttnMaxGridBlocks) return Status::unsupported("attention: more than 2^31 - 1 query rows");
   switch (q) {
-    case DType::f16: return launch_q<DType::f16>(kernel, tile, kv, a, rows, s, shallow);
-    case DType::bf16: return launch_q<DType::bf16>(kernel, tile, kv, a, rows, s, shallow);
+    case DType::f16: return launch_q<DType::f16>(kernel, tile, kv, a, rows, ls);
+    case DType::bf16: return launch_q<DType::bf16>(kernel, tile, kv, a, rows, ls);
     default: break;
   }
   return Status::unsupported(std::string("attention: q dtype ") + dtype_name(q));

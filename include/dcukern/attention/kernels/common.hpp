@@ -6,6 +6,7 @@
 
 #include "dcukern/attention/params.hpp"
 #include "dcukern/core/fast_divide.hpp"
+#include "dcukern/platform/dependent_launch.hpp"
 #include "dcukern/platform/fastmath.hpp"
 #include "dcukern/platform/isa.hpp"
 #include "dcukern/platform/numeric.hpp"

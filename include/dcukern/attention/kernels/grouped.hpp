@@ -25,6 +25,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_grouped_kernel(AttnArg
   __shared__ float s_acc[kSlots][kTile][kDim];
   __shared__ float s_m[kTile][kSlots], s_l[kTile][kSlots];
 
+  grid_dependents_launch();  // split: the merge (a dependent launch) may start
   const TileBlock tb = tile_block(a);
   const QueryTile<kTile> qt(a, tb);
   const int slot = static_cast<int>(threadIdx.x) / kLanesPerKey;

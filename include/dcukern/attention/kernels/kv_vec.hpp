@@ -32,10 +32,20 @@ __device__ __forceinline__ uint32_t fp8x2_to_f16x2(uint32_t t) {
   return ((s & 0x007f007fu) << 7) | ((s & 0x00800080u) << 8);  // exponent and mantissa to bits 13..7
 #endif
 }
+// The same for bits 16..31 of t (the hardware conversion reads that half in place: no shift).
+__device__ __forceinline__ uint32_t fp8x2_high_to_f16x2(uint32_t t) {
+#if DCUKERN_FP8_DECODE_HW
+  uint32_t r;
+  asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, hi;\n}" : "=r"(r) : "r"(t));
+  return r;
+#else
+  return fp8x2_to_f16x2(t >> 16);
+#endif
+}
 // Four fp8 bytes b0 b1 b2 b3 of w -> f16x2 words (b0, b1) and (b2, b3), each value / kFp8Rescale.
 __device__ __forceinline__ void fp8_quad_to_f16x2(uint32_t w, uint32_t& lo, uint32_t& hi) {
   lo = fp8x2_to_f16x2(w);  // (no mask: the conversion reads the low half only)
-  hi = fp8x2_to_f16x2(w >> 16);
+  hi = fp8x2_high_to_f16x2(w);
 }
 
 template <DType KVT>

@@ -20,6 +20,7 @@ __global__ void __launch_bounds__(kMergeThreads) attention_merge_kernel(AttnArgs
   constexpr int kPerLane = (kAttnMaxHeadDim + kWarpSize - 1) / kWarpSize;  // head elements per lane
   constexpr int kAhead = 4;                                                 // chunks in flight per wave
   __shared__ float s_o[kWaves][kAttnMaxHeadDim];
+  grid_dependency_wait();  // launched as a dependent of the split kernel: its partials are complete after this
   const int64_t row = blockIdx.x;
   const RowInfo r = row_info(a, row);
   const int D = a.head_dim, nc = a.num_chunks;

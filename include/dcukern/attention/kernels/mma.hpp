@@ -59,15 +59,20 @@ __device__ __forceinline__ uint32_t pack2(uint16_t lo, uint16_t hi) { return uin
 
 
 #if DCUKERN_PLATFORM_CUDA
-// Element e (0..7) of key x and of key y, as one MMA word {x_e, y_e}. Words: the lane's 8-element vector.
+// Elements e and e + 1 (e even, 0..6) of key x and of key y, as the MMA words {x_e, y_e} and {x_e+1, y_e+1}.
+// fp8: one byte permute gathers the four bytes, each half then converts in place.
 template <DType KVT>
-__device__ __forceinline__ uint32_t pair_across_keys(const KvVec<KVT>& x, const KvVec<KVT>& y, int e) {
+__device__ __forceinline__ void pairs_across_keys(const KvVec<KVT>& x, const KvVec<KVT>& y, int e, uint32_t& even,
+                                                  uint32_t& odd) {
   if constexpr (KVT == DType::fp8_e4m3) {
     const int w = e / 4, b = e % 4;
-    return fp8x2_to_f16x2(__byte_perm(x.w[w], y.w[w], unsigned(b | ((4 + b) << 4))));
+    const uint32_t p = __byte_perm(x.w[w], y.w[w], unsigned(b | (4 + b) << 4 | (b + 1) << 8 | (5 + b) << 12));
+    even = fp8x2_to_f16x2(p);
+    odd = fp8x2_high_to_f16x2(p);
   } else {
     const int w = e / 2;
-    return __byte_perm(x.w[w], y.w[w], e % 2 ? 0x7632u : 0x5410u);
+    even = __byte_perm(x.w[w], y.w[w], 0x5410u);
+    odd = __byte_perm(x.w[w], y.w[w], 0x7632u);
   }
 }
 // Elements 4s..4s+3 of one key's vector as two MMA words {e, e+1}, {e+2, e+3} (s = 0 or 1).
@@ -127,7 +132,9 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   using Map = MmaHeadMap<kDim, kPipeline || kMmaSectorMap<KVT, kDim>>;
   constexpr int kSteps = Map::kSteps, kKVecs = Map::kKVecs, kVVecs = Map::kVVecs;
   __shared__ float s_acc_own[kPipeline ? 1 : kWarps][kMmaTile][kDim];
-  extern __shared__ __align__(16) unsigned char s_dynamic[];  // the pipeline's rings, then its s_acc
+  // The pipeline's rings, then its s_acc. 128-byte aligned: a ring at a 16-byte but not 128-byte aligned
+  // offset (the static arrays' size decides it) ran 1.13-1.24x slower on the H200.
+  extern __shared__ __align__(128) unsigned char s_dynamic[];
   using Acc = float[kWarps][kMmaTile][kDim];
   Acc& s_acc = [&]() -> Acc& {
     if constexpr (kPipeline) return *reinterpret_cast<Acc*>(s_dynamic);
@@ -137,6 +144,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   __shared__ uint4 s_q[kSteps][32];
 
   using Ring = MmaRing<KVT, kDim, kVariant>;  // (the pipeline's)
+  grid_dependents_launch();  // split: the merge (a dependent launch) may start; it waits for this kernel's end
   const TileBlock tb = tile_block(a);
   QueryTile<kMmaTile> qt(a, tb, QueryTile<kMmaTile>::RowsOnly{});  // key ranges: set_keys below
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
@@ -175,21 +183,26 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   // the pipeline it lies over warp 0's first ring stage, whose copies start after the barriers below).
   float(&s_qf)[kMmaTile][kDim] = s_acc[0];
   {
+    // Element i = tid + j * kAttnThreads (tid < kAttnThreads, a power of two: the OR below is that sum, and
+    // i's row is a compile-time constant where kDim >= kAttnThreads). Every load is issued before any
+    // value is converted.
+    static_assert((kAttnThreads & (kAttnThreads - 1)) == 0, "block size a power of two");
     constexpr int kPer = kMmaTile * kDim / kAttnThreads;
-    float x[kPer];
+    const int tid = static_cast<int>(threadIdx.x) % kAttnThreads;
+    uint16_t x[kPer];
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
-      const int i = static_cast<int>(threadIdx.x) + j * kAttnThreads, qg = i / kDim, d = i % kDim;
+      const int i = tid | j * kAttnThreads, qg = i / kDim, d = i % kDim;
       int t, h;
       qt.token_head(qg, t, h);
-      x[j] = qg < qt.rows && d < a.head_dim ? tile_q(a, tb.b, t, h, d) : 0.f;
+      x[j] = qg < qt.rows && d < a.head_dim ? tile_q_bits(a, tb.b, t, h, d) : uint16_t(0);
     }
     qt.set_keys(a, tb, context_len);
     const float qs = q_prescale(a, kFp8 ? a.k_scale : 1.f);  // kFp8Rescale goes on S (f16 q keeps its range)
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
-      const int i = static_cast<int>(threadIdx.x) + j * kAttnThreads;
-      s_qf[i / kDim][i % kDim] = x[j] * qs;
+      const int i = tid | j * kAttnThreads;
+      s_qf[i / kDim][i % kDim] = q_value(a, x[j]) * qs;
     }
   }
   const TileRow row = qt.row(g);  // this lane's query row (rows >= qt.rows have an empty range)
@@ -358,10 +371,9 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     for (int u = 0; u < kSteps; ++u) {
       const int e = (2 * u) % 8, i = (2 * u) / 8;
       if (e == 0) fetch(gr, Fetch::v_vec, i);
-      const uint32_t a0 = pair_across_keys(gr.v[0][i], gr.v[1][i], e);
-      const uint32_t a1 = pair_across_keys(gr.v[0][i], gr.v[1][i], e + 1);
-      const uint32_t a2 = pair_across_keys(gr.v[2][i], gr.v[3][i], e);
-      const uint32_t a3 = pair_across_keys(gr.v[2][i], gr.v[3][i], e + 1);
+      uint32_t a0, a1, a2, a3;
+      pairs_across_keys(gr.v[0][i], gr.v[1][i], e, a0, a1);
+      pairs_across_keys(gr.v[2][i], gr.v[3][i], e, a2, a3);
       mma_16816<MT>(o[u], a0, a1, a2, a3, pb[0], pb[1]);
     }
   };

@@ -99,10 +99,17 @@ struct QueryTile {
   }
 };
 
-// q row g, element d, times the logit prescale (scale * k_scale [* log2 e without soft cap]).
+// The bits of q element d of token t, head h (a kernel that loads several issues them all before it
+// converts any: q_value).
+__device__ __forceinline__ uint16_t tile_q_bits(const AttnArgs& a, int b, int t, int h, int d) {
+  return (a.q + int64_t(b) * a.q_bs + int64_t(t) * a.q_ts + int64_t(h) * a.q_hs)[d];
+}
+__device__ __forceinline__ float q_value(const AttnArgs& a, uint16_t bits) {
+  return a.q_is_bf16 ? bf16_to_float(bits) : f16_to_float(bits);
+}
+// q element d of token t, head h, as a float.
 __device__ __forceinline__ float tile_q(const AttnArgs& a, int b, int t, int h, int d) {
-  const uint16_t* q = a.q + int64_t(b) * a.q_bs + int64_t(t) * a.q_ts + int64_t(h) * a.q_hs;
-  return a.q_is_bf16 ? bf16_to_float(q[d]) : f16_to_float(q[d]);
+  return q_value(a, tile_q_bits(a, b, t, h, d));
 }
 
 // What q is multiplied by before the dot products: the dot is then the logit in base-2 units (no soft
@@ -129,43 +136,63 @@ __device__ __forceinline__ float tile_logit(const AttnArgs& a, const TileRow& r,
 // of the weights it applied; s_le the exact sum of those weights, for the LSE (a kernel that rounds its
 // weights before applying them normalises by the rounded sum, so the rounding cancels in o, but reports
 // the LSE of the unrounded ones; other kernels pass s_l twice). The slots merge in slot order; `v_scale`
-// multiplies the result (fp8 V scale, 1 otherwise).
+// multiplies the result (fp8 V scale, 1 otherwise). Two steps: thread g merges row g's slot states once
+// (the slots' weights, v_scale / L folded in; the LSE; where the row's output goes), then the block
+// combines the slots' outputs element by element. The caller has synchronised after writing s_acc.
 template <int kTile, int kSlots, int kDim>
 __device__ __forceinline__ void finish_tile(const AttnArgs& a, const TileBlock& tb, const QueryTile<kTile>& qt,
                                             const float (&s_acc)[kSlots][kTile][kDim], const float (&s_m)[kTile][kSlots],
                                             const float (&s_l)[kTile][kSlots], const float (&s_le)[kTile][kSlots],
                                             float v_scale) {
+  static_assert(kTile <= kAttnThreads, "one thread per row");
+  __shared__ float s_w[kTile][kSlots];  // the slots' weights in the row's output
+  __shared__ int64_t s_out[kTile];      // the row's first output element (part_o or o)
+  __shared__ bool s_empty[kTile];       // no key: zeros
   const bool split = a.part_o != nullptr;
-  const int D = a.head_dim;
-  for (int idx = static_cast<int>(threadIdx.x); idx < qt.rows * D; idx += static_cast<int>(blockDim.x)) {
-    const int g = idx / D, d = idx % D;
+  const int D = a.head_dim, tid = static_cast<int>(threadIdx.x);
+  if (tid < qt.rows) {
+    const int g = tid;
     float M = neg_inf();
     for (int sl = 0; sl < kSlots; ++sl) M = s_m[g][sl] > M ? s_m[g][sl] : M;
     const bool empty = !(M > neg_inf());
-    float L = 0.f, Le = 0.f, o = 0.f;
+    float L = 0.f, Le = 0.f;
     if (!empty)
       for (int sl = 0; sl < kSlots; ++sl) {
         const float w = device_exp2(s_m[g][sl] - M);
         L += s_l[g][sl] * w;
         Le += s_le[g][sl] * w;
-        o += s_acc[sl][g][d] * w;
+        s_w[g][sl] = w;
       }
     const TileRow r = qt.row(g);
-    const int t = r.t, h = r.h;
-    const int64_t row = (int64_t(tb.b) * a.tokens + t) * a.hq + h;
+    const int64_t row = (int64_t(tb.b) * a.tokens + r.t) * a.hq + r.h;
     if (!split && !empty && a.sinks) {
-      const float sink = device_exp2(a.sinks[h] * kLog2e - M);
+      const float sink = device_exp2(a.sinks[r.h] * kLog2e - M);
       L += sink, Le += sink;
     }
-    o = empty ? 0.f : o * v_scale / L;
-    if (split) {
-      a.part_o[(row * a.num_chunks + tb.chunk) * D + d] = o;
-      if (d == 0) a.part_lse[row * a.num_chunks + tb.chunk] = empty ? neg_inf() : M + device_log2(Le);
-    } else {
-      uint16_t* op = a.o + int64_t(tb.b) * a.o_bs + int64_t(t) * a.o_ts + int64_t(h) * a.o_hs;
-      op[d] = a.q_is_bf16 ? float_to_bf16(o) : float_to_f16(o);
-      if (d == 0 && a.lse) a.lse[row] = empty ? neg_inf() : (M + device_log2(Le)) * kLn2;
+    if (!empty) {
+      const float f = v_scale / L;
+      for (int sl = 0; sl < kSlots; ++sl) s_w[g][sl] *= f;
     }
+    s_empty[g] = empty;
+    const float lse = empty ? neg_inf() : M + device_log2(Le);
+    if (split) {
+      s_out[g] = (row * a.num_chunks + tb.chunk) * D;
+      a.part_lse[row * a.num_chunks + tb.chunk] = lse;
+    } else {
+      s_out[g] = int64_t(tb.b) * a.o_bs + int64_t(r.t) * a.o_ts + int64_t(r.h) * a.o_hs;
+      if (a.lse) a.lse[row] = empty ? neg_inf() : lse * kLn2;
+    }
+  }
+  __syncthreads();
+  for (int idx = tid; idx < qt.rows * kDim; idx += kAttnThreads) {
+    const int g = idx / kDim, d = idx % kDim;
+    if (d >= D) continue;
+    float o = 0.f;
+    if (!s_empty[g])
+#pragma unroll
+      for (int sl = 0; sl < kSlots; ++sl) o += s_acc[sl][g][d] * s_w[g][sl];
+    if (split) a.part_o[s_out[g] + d] = o;
+    else a.o[s_out[g] + d] = a.q_is_bf16 ? float_to_bf16(o) : float_to_f16(o);
   }
 }
 

@@ -20,6 +20,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_row_kernel(AttnArgs a)
   constexpr int kPer = kAttnMaxHeadDim / kWarpSize;  // head_dim elements per lane
   __shared__ float s_acc[kAttnThreads / 32][kAttnMaxHeadDim];
   __shared__ float s_m[kAttnThreads / 32], s_l[kAttnThreads / 32];
+  if constexpr (kSplit) grid_dependents_launch();  // the merge (a dependent launch) may start
 
   const int64_t blk = blockIdx.x;
   const int chunk = kSplit ? static_cast<int>(blk % a.num_chunks) : 0;
