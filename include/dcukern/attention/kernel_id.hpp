@@ -50,7 +50,7 @@ constexpr AttentionBlockTarget attention_kernel_block_target(AttentionKernel k, 
 // Whether the pipelined kernel takes its shallow ring (MmaVariant::smem_pipeline_shallow, 3 stages, 4 blocks
 // per SM instead of 2) for a call: fp8 KV at head_dim 65..128, when the call's unsplit blocks (`items`:
 // sequences x KV heads x query tiles) fill two blocks per compute unit. Measured on the H200 against the
-// 6-stage ring (capabilities/evidence/attention-sm_90.json, 32x8x128 fp8): 0.74-0.95x the time at B = 64
+// 6-stage ring (capabilities/evidence/attention-sm_90-3f69d98.json, 32x8x128 fp8): 0.74-0.95x the time at B = 64
 // and 128 (512 and 1024 items), but 1.04-1.38x at B = 32 (256 items) with context <= 4096 and 1.06x at
 // B = 1, where the one-wave plan cuts twice as many chunks.
 constexpr bool attention_shallow_ring(AttentionKernel k, bool fp8_kv, int head_dim, int64_t items, int compute_units) {
