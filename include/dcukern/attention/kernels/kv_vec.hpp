@@ -20,32 +20,27 @@ namespace dcukern::attn_detail {
 
 constexpr float kFp8Rescale = DCUKERN_FP8_DECODE_HW ? 1.f : 256.f;  // decoded fp8 * kFp8Rescale = value
 
-// Two fp8 e4m3 bytes (bits 0..7 and 8..15 of t; bits 16..31 are ignored) -> an f16x2 word of value /
-// kFp8Rescale.
+// Two fp8 e4m3 bytes -> an f16x2 word of value / kFp8Rescale: bits 0..7 and 8..15 of t (bits 16..31 are
+// ignored), or with kHigh bits 16..23 and 24..31 (the hardware conversion reads that half in place: no shift).
+template <bool kHigh = false>
 __device__ __forceinline__ uint32_t fp8x2_to_f16x2(uint32_t t) {
 #if DCUKERN_FP8_DECODE_HW
   uint32_t r;
-  asm("{\n.reg .b16 x;\ncvt.u16.u32 x, %1;\ncvt.rn.f16x2.e4m3x2 %0, x;\n}" : "=r"(r) : "r"(t));
+  if constexpr (kHigh)
+    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, hi;\n}" : "=r"(r) : "r"(t));
+  else
+    asm("{\n.reg .b16 x;\ncvt.u16.u32 x, %1;\ncvt.rn.f16x2.e4m3x2 %0, x;\n}" : "=r"(r) : "r"(t));
   return r;
 #else
+  if constexpr (kHigh) t >>= 16;
   const uint32_t s = (t & 0xffu) | ((t & 0xff00u) << 8);  // byte 1 to bit 16; then sign to bit 15 and
   return ((s & 0x007f007fu) << 7) | ((s & 0x00800080u) << 8);  // exponent and mantissa to bits 13..7
-#endif
-}
-// The same for bits 16..31 of t (the hardware conversion reads that half in place: no shift).
-__device__ __forceinline__ uint32_t fp8x2_high_to_f16x2(uint32_t t) {
-#if DCUKERN_FP8_DECODE_HW
-  uint32_t r;
-  asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, hi;\n}" : "=r"(r) : "r"(t));
-  return r;
-#else
-  return fp8x2_to_f16x2(t >> 16);
 #endif
 }
 // Four fp8 bytes b0 b1 b2 b3 of w -> f16x2 words (b0, b1) and (b2, b3), each value / kFp8Rescale.
 __device__ __forceinline__ void fp8_quad_to_f16x2(uint32_t w, uint32_t& lo, uint32_t& hi) {
   lo = fp8x2_to_f16x2(w);  // (no mask: the conversion reads the low half only)
-  hi = fp8x2_high_to_f16x2(w);
+  hi = fp8x2_to_f16x2<true>(w);
 }
 
 template <DType KVT>

@@ -68,7 +68,7 @@ __device__ __forceinline__ void pairs_across_keys(const KvVec<KVT>& x, const KvV
     const int w = e / 4, b = e % 4;
     const uint32_t p = __byte_perm(x.w[w], y.w[w], unsigned(b | (4 + b) << 4 | (b + 1) << 8 | (5 + b) << 12));
     even = fp8x2_to_f16x2(p);
-    odd = fp8x2_high_to_f16x2(p);
+    odd = fp8x2_to_f16x2<true>(p);
   } else {
     const int w = e / 2;
     even = __byte_perm(x.w[w], y.w[w], 0x5410u);
