@@ -170,8 +170,8 @@ Status launch_pipeline(const AttnArgs& a, unsigned n, stream_t s, bool shallow) 
 // for the call); whether the merge may be a programmatic dependent launch (DeviceFacts::dependent_launch),
 // and on which device. The split kernels let the merge launch from their start (grid_dependents_launch),
 // and the merge waits for them to end (grid_dependency_wait): its launch overlaps their work. (Measured on
-// the H200 against an ordinary merge launch: 0.93-0.97x the time where a call is a few microseconds, the
-// same at larger ones.)
+// the H200 against an ordinary merge launch, B = 1 and 8: 0.94-0.99x the time at context 512, 0.98-1.01x
+// at 4096 and 32768.)
 struct LaunchSetup {
   stream_t stream = nullptr;
   bool shallow = false;
