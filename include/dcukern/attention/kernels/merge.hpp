@@ -8,7 +8,8 @@
 // before they are added), and the waves' sums are added in wave order. A chunk's place in that order
 // depends only on its index, and empty chunks (lse = -inf) are skipped, so with a fixed chunk size the
 // result depends only on the row's own chunks: its bits do not depend on the batch around it. The sink
-// joins the denominator here (once per row); a row without keys gives zeros and LSE -inf.
+// joins the denominator here (once per row); a row without keys gives zeros and LSE -inf. Launched as a
+// programmatic dependent of the split kernel where the device has them (attention/launch.hpp, LaunchSetup).
 #pragma once
 #include "dcukern/attention/kernels/common.hpp"
 
