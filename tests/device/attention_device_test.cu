@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../host/attention_problem.hpp"
@@ -221,6 +222,15 @@ TEST_CASE("attention: fp8 e4m3 KV with per-tensor scales against a reference deq
       c.sinks = hnd;
       run_and_check(c, rng);
     }
+  // Every option at once, 3 query tokens a sequence, at head_dim 128.
+  {
+    AttnConfig c;
+    c.D = 128, c.T = 3, c.hq = 8, c.hkv = 2, c.page_size = 16;
+    c.kvt = DType::fp8_e4m3, c.k_scale = 0.05f, c.v_scale = 0.1f;
+    c.ctx = {0, 2, 129, quick_mode() ? 1500 : 5000};
+    c.scale = 0.3f, c.soft_cap = 30.f, c.window_left = 1000, c.alibi = true, c.sinks = true;
+    run_and_check(c, rng);
+  }
   // A batch whose unsplit blocks fill two per compute unit: the pipelined row takes its shallow ring there
   // (attention_shallow_ring), at head_dim 72 (8-byte copies) and 128.
   const dcukern::DeviceContext* dc = nullptr;
@@ -322,16 +332,24 @@ TEST_CASE("attention: with a fixed chunk size a sequence's bits do not depend on
   DeviceProblem a(alone, rng);
   AttentionPlanOptions plan;
   plan.fixed_chunk_size = 512;
+  // The merge kernels that run (use_sliced_merge): alone, 10 chunks of 512, the per-row one; in batches of
+  // 4 (59 chunks, fewer query rows than compute units) the sliced one; in the batch with more query rows
+  // than compute units the per-row one again.
+  const dcukern::DeviceContext* dc = nullptr;
+  REQUIRE(dcukern::current_device_context(&dc).ok());
+  const int large = dc->facts.compute_units / alone.hq + 2;
+  const std::pair<int, int> placements[] = {{4, 0}, {4, 3}, {large, large - 1}};  // (batch, index)
   for (const char* id : kRows) {
     INFO(id);
     a.poison();
     REQUIRE(run(a, id, plan).ok());
     const auto o_alone = a.o.download();
     const auto lse_alone = a.lse.download();
-    for (int where : {0, 3}) {
+    for (const auto& [batch, where] : placements) {
       // The same sequence (its q, its pages' contents) placed at batch index `where` among others.
       AttnConfig many = alone;
       many.ctx = {30000, 0, 77, 1};
+      many.ctx.resize(batch, 1);
       many.ctx[where] = 5000;
       AttnHostProblem h(many, rng);
       const int64_t page_elems = int64_t(alone.page_size) * alone.hkv * alone.D;
@@ -352,7 +370,7 @@ TEST_CASE("attention: with a fixed chunk size a sequence's bits do not depend on
       REQUIRE(run(dummy, id, plan, &p).ok());
       const auto o_many = o.download();
       const auto lse_many = lse.download();
-      INFO("at batch index " << where);
+      INFO("at batch index " << where << " of " << batch);
       CHECK(std::memcmp(&o_many[where * qrow], o_alone.data(), qrow * 2) == 0);
       CHECK(std::memcmp(&lse_many[size_t(where) * alone.hq], lse_alone.data(), alone.hq * 4) == 0);
     }
