@@ -184,8 +184,8 @@ struct LaunchSetup {
 // (one block per row would leave most of them idle) and at least kSlicedMergeChunks chunks a row, on
 // devices with 32-lane waves (where the two merge kernels give the same bits, so a fixed chunk size stays
 // batch-invariant). Measured on the H200 against the row kernel, B = 1 (24-32 rows): 0.86-0.96x the time
-// of the call at context 4096 and 0.92-0.98x at 32768 (32 chunks), but 1.00-1.04x at context 512 (4
-// chunks); B >= 8 (192 rows and more): the row kernel (with the sliced one, 0.99-1.09x).
+// of the call at context 4096 and 0.92-1.00x at 32768 (32 chunks), but 1.00-1.12x at context 512 (4
+// chunks); B >= 8 (192 rows and more) keeps the row kernel (an earlier sliced form: 1.00-1.09x there).
 constexpr int kSlicedMergeChunks = 16;
 constexpr bool use_sliced_merge(int64_t rows, int chunks, int compute_units, int wave_size) {
   return wave_size == 32 && rows < compute_units && chunks >= kSlicedMergeChunks;
