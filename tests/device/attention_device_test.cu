@@ -345,7 +345,8 @@ TEST_CASE("attention: with a fixed chunk size a sequence's bits do not depend on
     REQUIRE(run(a, id, plan).ok());
     const auto o_alone = a.o.download();
     const auto lse_alone = a.lse.download();
-    for (const auto& [batch, where] : placements) {
+    for (const auto& placement : placements) {
+      const int batch = placement.first, where = placement.second;  // (not a structured binding: INFO captures)
       // The same sequence (its q, its pages' contents) placed at batch index `where` among others.
       AttnConfig many = alone;
       many.ctx = {30000, 0, 77, 1};

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 
+#include "dcukern/core/dtype.hpp"
 #include "dcukern/registry/features.hpp"
 
 namespace dcukern {
@@ -53,8 +54,12 @@ constexpr AttentionBlockTarget attention_kernel_block_target(AttentionKernel k, 
 // 6-stage ring (capabilities/evidence/attention-sm_90-3f69d98.json, 32x8x128 fp8): 0.74-0.95x the time at B = 64
 // and 128 (512 and 1024 items), but 1.04-1.38x at B = 32 (256 items) with context <= 4096 and 1.06x at
 // B = 1, where the one-wave plan cuts twice as many chunks.
+// The shallow ring's one instantiation (attention/launch.hpp): KV dtype and head_dim bound (head_dim 65..128).
+constexpr DType kShallowRingKv = DType::fp8_e4m3;
+constexpr int kShallowRingDim = 128;
 constexpr bool attention_shallow_ring(AttentionKernel k, bool fp8_kv, int head_dim, int64_t items, int compute_units) {
-  return attention_kernel_is_pipeline(k) && fp8_kv && head_dim > 64 && head_dim <= 128 &&
+  static_assert(kShallowRingKv == DType::fp8_e4m3, "fp8_kv below stands for the shallow ring's dtype");
+  return attention_kernel_is_pipeline(k) && fp8_kv && head_dim > kShallowRingDim / 2 && head_dim <= kShallowRingDim &&
          items >= 2 * int64_t(compute_units);
 }
 

@@ -137,11 +137,12 @@ int resident_blocks_for(DType kv, int head_dim) {
 // Resident blocks per SM of the kernel the launch takes for this call, for the kernels whose split plan
 // fills one wave (attention_kernel_block_target): asked of the runtime, so the plan follows the compiled
 // registers and shared memory. 0: not asked or unknown (the plan keeps its default). `shallow`:
-// attention_shallow_ring's answer for the call (true only for fp8 at head_dim bound 128).
+// attention_shallow_ring's answer for the call (true only for its one instantiation, kShallowRingKv at
+// kShallowRingDim).
 inline int attention_resident_blocks(AttentionKernel kernel, DType kv, int head_dim, bool shallow) {
 #if DCUKERN_PLATFORM_CUDA
   if (kernel == AttentionKernel::mma_split_pipeline) {
-    if (shallow) return mma_resident_blocks<DType::fp8_e4m3, 128, MmaVariant::smem_pipeline_shallow>();
+    if (shallow) return mma_resident_blocks<kShallowRingKv, kShallowRingDim, MmaVariant::smem_pipeline_shallow>();
     return resident_blocks_for<MmaVariant::smem_pipeline>(kv, head_dim);
   }
 #endif
@@ -156,12 +157,12 @@ Status launch_mma(const AttnArgs& a, unsigned n, stream_t s) {
   return with_head_dim_bound(a.head_dim,
                              [&](auto dim) { return launch_mma_dim<KVT, decltype(dim)::value, kVariant>(a, n, s); });
 }
-// The pipelined kernel: its shallow ring where attention_shallow_ring chose it (true only for fp8 at
-// head_dim bound 128).
+// The pipelined kernel: its shallow ring where attention_shallow_ring chose it (true only for its one
+// instantiation, kShallowRingKv at kShallowRingDim).
 template <DType KVT>
 Status launch_pipeline(const AttnArgs& a, unsigned n, stream_t s, bool shallow) {
-  if constexpr (KVT == DType::fp8_e4m3)
-    if (shallow) return launch_mma_dim<KVT, 128, MmaVariant::smem_pipeline_shallow>(a, n, s);
+  if constexpr (KVT == kShallowRingKv)
+    if (shallow) return launch_mma_dim<KVT, kShallowRingDim, MmaVariant::smem_pipeline_shallow>(a, n, s);
   return launch_mma<KVT, MmaVariant::smem_pipeline>(a, n, s);
 }
 #endif
