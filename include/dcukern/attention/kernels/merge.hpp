@@ -8,14 +8,14 @@
 // [rows, chunks]).
 // Every wave reads all of the row's chunk LSEs (lanes stride over the chunks, then a butterfly reduction,
 // so every lane of every wave holds the same max and sum). Each output element sums its chunks c into
-// accumulator c % n (n: the row kernel's waves, the sliced kernel's kMergeLanes), in increasing c, skipping
-// chunks of weight 0, then the accumulators in order: where n is the same (32-lane waves) the two kernels
-// do the same operations in the same order and give the same bits. A chunk's place in each sum depends only on
-// its index and empty chunks (lse = -inf) add nothing, so with a fixed chunk size the result depends only
-// on the row's own chunks: its bits do not depend on the batch around it, nor on which kernel ran. The
-// sink joins the denominator here (once per row); a row without keys gives zeros and LSE -inf. Launched as
-// a programmatic dependent of the split kernel where the device has them (attention/launch.hpp,
-// LaunchSetup).
+// accumulator c % n (n: the row kernel's waves, the sliced kernel's kMergeLanes), in increasing c,
+// skipping chunks of weight 0, then the accumulators in order: where n is the same (32-lane waves) the two
+// kernels do the same operations in the same order and give the same bits. A chunk's place in each sum
+// depends only on its index and empty chunks (lse = -inf) add nothing, so with a fixed chunk size the
+// result depends only on the row's own chunks: its bits do not depend on the batch around it, nor on which
+// kernel ran. The sink joins the denominator here (once per row); a row without keys gives zeros and LSE
+// -inf. Launched as a programmatic dependent of the split kernel where the device has them
+// (attention/launch.hpp, LaunchSetup).
 #pragma once
 #include "dcukern/attention/kernels/common.hpp"
 
@@ -113,8 +113,8 @@ constexpr int64_t merge_sliced_blocks(int64_t rows, int head_dim) {
 // One block per (query row, slice of kMergeSlice head elements). Thread t adds element t % kMergeSlice of
 // the slice over chunks c = t / kMergeSlice + kMergeLanes * i (the row kernel's order where waves have 32
 // lanes); its first kMergeAhead partials are loaded before the row's LSEs are read, so both arrive in one
-// memory latency. (The residency target: with
-// the block size alone, ptxas held the kernel to 40 registers and spilled.)
+// memory latency. (The residency target: with the block size alone, ptxas held the kernel to 40 registers
+// and spilled.)
 template <DType QT>
 __global__ void __launch_bounds__(kMergeThreads, DCUKERN_CUDA_MIN_BLOCKS(8))
     attention_merge_sliced_kernel(AttnArgs a) {
