@@ -69,8 +69,8 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
   attn_detail::LaunchSetup setup;
   setup.stream = stream, setup.shallow = shallow;
   setup.dependent = ctx->facts.dependent_launch, setup.device = ctx->device;
-  setup.sliced_merge = attn_detail::use_sliced_merge(rows, a.num_chunks, ctx->facts.compute_units,
-                                                     ctx->target.info->wave_size);
+  setup.sliced_merge =
+      attention_sliced_merge(rows, a.num_chunks, ctx->facts.compute_units, ctx->target.info->wave_size);
   s = attn_detail::launch(row->kernel, attention_q_tile(call, max_tile), p.q.dtype, p.kv.dtype, a, rows, setup);
   if (!s.ok()) return s;
   return runtime_status(runtime_last_error(), "attention launch");

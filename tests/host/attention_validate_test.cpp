@@ -170,6 +170,12 @@ TEST_CASE("attention: split-KV plan and workspace bound") {
   CHECK_FALSE(attention_shallow_ring(kPipe, true, 64, 1024, 132));
   CHECK_FALSE(attention_shallow_ring(kPipe, true, 256, 1024, 132));
   CHECK_FALSE(attention_shallow_ring(AttentionKernel::mma_split, true, 128, 1024, 132));
+  // The sliced merge: fewer rows than compute units, kSlicedMergeChunks chunks or more, 32-lane waves.
+  CHECK(attention_sliced_merge(32, 32, 132, 32));  // B = 1, 32 query heads, context 32768
+  CHECK(attention_sliced_merge(131, kSlicedMergeChunks, 132, 32));
+  CHECK_FALSE(attention_sliced_merge(132, 32, 132, 32));  // as many rows as compute units
+  CHECK_FALSE(attention_sliced_merge(32, kSlicedMergeChunks - 1, 132, 32));
+  CHECK_FALSE(attention_sliced_merge(32, 32, 120, 64));  // wave64: the two merges would add in other orders
   {
     // One long sequence, 8 KV heads of 4 query rows (8 blocks per chunk) on 132 CUs: one_wave never
     // launches more blocks than the target, nor fewer than half of it; otherwise the count rounds up.

@@ -63,6 +63,18 @@ constexpr bool attention_shallow_ring(AttentionKernel k, bool fp8_kv, int head_d
          items >= 2 * int64_t(compute_units);
 }
 
+// Whether a split call's merge takes its sliced kernel (attention_merge_sliced_kernel): fewer query rows
+// than the device has compute units (one block per row would leave most of them idle) and at least
+// kSlicedMergeChunks chunks a row, on devices with 32-lane waves (where the two merge kernels give the
+// same bits, so a fixed chunk size stays batch-invariant). Measured on the H200 against the row kernel,
+// B = 1 (24-32 rows): 0.86-0.96x the time of the call at context 4096 and 0.92-1.00x at 32768 (32
+// chunks), but 1.00-1.12x at context 512 (4 chunks); B >= 8 (192 rows and more) keeps the row kernel (an
+// earlier sliced form: 1.00-1.09x there).
+constexpr int kSlicedMergeChunks = 16;
+constexpr bool attention_sliced_merge(int64_t rows, int chunks, int compute_units, int wave_size) {
+  return wave_size == 32 && rows < compute_units && chunks >= kSlicedMergeChunks;
+}
+
 // The mma kernels need NVIDIA's mma.sync; the others are portable HIP/CUDA.
 constexpr FeatureSet attention_kernel_isa(AttentionKernel k) {
   return k == AttentionKernel::mma || k == AttentionKernel::mma_split || attention_kernel_is_pipeline(k)

@@ -178,19 +178,9 @@ struct LaunchSetup {
   bool shallow = false;
   bool dependent = false;
   int device = 0;
-  bool sliced_merge = false;  // use_sliced_merge's answer for the call
+  bool sliced_merge = false;  // attention_sliced_merge's answer for the call
 };
 
-// Whether a split call's merge takes the sliced kernel: fewer query rows than the device has compute units
-// (one block per row would leave most of them idle) and at least kSlicedMergeChunks chunks a row, on
-// devices with 32-lane waves (where the two merge kernels give the same bits, so a fixed chunk size stays
-// batch-invariant). Measured on the H200 against the row kernel, B = 1 (24-32 rows): 0.86-0.96x the time
-// of the call at context 4096 and 0.92-1.00x at 32768 (32 chunks), but 1.00-1.12x at context 512 (4
-// chunks); B >= 8 (192 rows and more) keeps the row kernel (an earlier sliced form: 1.00-1.09x there).
-constexpr int kSlicedMergeChunks = 16;
-constexpr bool use_sliced_merge(int64_t rows, int chunks, int compute_units, int wave_size) {
-  return wave_size == 32 && rows < compute_units && chunks >= kSlicedMergeChunks;
-}
 
 // Split rows run unsplit when the plan has one chunk and no fixed chunk size (a.part_o == nullptr).
 template <DType QT, DType KVT>

@@ -3,7 +3,7 @@
 //   attention_merge_kernel         one block per query row (calls with many rows);
 //   attention_merge_sliced_kernel  one block per (query row, kMergeSlice head elements), its partial loads
 //                                  issued before the LSEs are read: more blocks, one memory latency fewer
-//                                  (use_sliced_merge, attention/launch.hpp, says when).
+//                                  (attention_sliced_merge, attention/kernel_id.hpp, says when).
 // Contract: the workspace written by a split kernel for the same plan (part_o [rows, chunks, D], part_lse
 // [rows, chunks]).
 // Every wave reads all of the row's chunk LSEs (lanes stride over the chunks, then a butterfly reduction,
