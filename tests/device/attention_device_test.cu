@@ -332,9 +332,9 @@ TEST_CASE("attention: with a fixed chunk size a sequence's bits do not depend on
   DeviceProblem a(alone, rng);
   AttentionPlanOptions plan;
   plan.fixed_chunk_size = 512;
-  // The merge kernels that run (attention_sliced_merge): alone, 10 chunks of 512, the per-row one; in batches of
-  // 4 (59 chunks, fewer query rows than compute units) the sliced one; in the batch with more query rows
-  // than compute units the per-row one again.
+  // The merge kernels that run (attention_sliced_merge): alone, 10 chunks of 512, the per-row one; in
+  // batches of 4 (59 chunks, fewer query rows than compute units) the sliced one; in the batch with more
+  // query rows than compute units the per-row one again.
   const dcukern::DeviceContext* dc = nullptr;
   REQUIRE(dcukern::current_device_context(&dc).ok());
   const int large = dc->facts.compute_units / alone.hq + 2;

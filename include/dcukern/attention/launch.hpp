@@ -181,7 +181,6 @@ struct LaunchSetup {
   bool sliced_merge = false;  // attention_sliced_merge's answer for the call
 };
 
-
 // Split rows run unsplit when the plan has one chunk and no fixed chunk size (a.part_o == nullptr).
 template <DType QT, DType KVT>
 Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t rows, const LaunchSetup& ls) {
@@ -216,16 +215,11 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
   }
   // A main kernel that failed to launch leaves the workspace stale: no merge then (o and lse untouched).
   if (Status st = runtime_status(runtime_last_error(), "attention launch"); !st.ok()) return st;
-  if (split && ls.sliced_merge)
-    return runtime_status(launch_dependent(ls.dependent, ls.device, &attention_merge_sliced_kernel<QT>,
-                                           dim3(static_cast<unsigned>(merge_sliced_blocks(rows, a.head_dim))),
-                                           dim3(kMergeThreads), 0, s, a),
-                          "attention merge launch");
-  if (split)
-    return runtime_status(launch_dependent(ls.dependent, ls.device, &attention_merge_kernel<QT>,
-                                           dim3(static_cast<unsigned>(rows)), dim3(kMergeThreads), 0, s, a),
-                          "attention merge launch");
-  return Status::success();
+  if (!split) return Status::success();
+  const auto merge = ls.sliced_merge ? &attention_merge_sliced_kernel<QT> : &attention_merge_kernel<QT>;
+  const auto blocks = static_cast<unsigned>(merge_blocks(rows, a.head_dim, ls.sliced_merge));
+  return runtime_status(launch_dependent(ls.dependent, ls.device, merge, dim3(blocks), dim3(kMergeThreads), 0, s, a),
+                        "attention merge launch");
 }
 
 template <DType QT>
@@ -242,7 +236,7 @@ Status launch_q(AttentionKernel kernel, int tile, DType kv, const AttnArgs& a, i
 inline Status launch(AttentionKernel kernel, int tile, DType q, DType kv, const AttnArgs& a, int64_t rows,
                      const LaunchSetup& ls) {
   if (rows > kAttnMaxGridBlocks) return Status::unsupported("attention: more than 2^31 - 1 query rows");
-  if (a.part_o && ls.sliced_merge && merge_sliced_blocks(rows, a.head_dim) > kAttnMaxGridBlocks)
+  if (a.part_o && merge_blocks(rows, a.head_dim, ls.sliced_merge) > kAttnMaxGridBlocks)
     return Status::unsupported("attention: the merge needs more than 2^31 - 1 blocks");
   switch (q) {
     case DType::f16: return launch_q<DType::f16>(kernel, tile, kv, a, rows, ls);

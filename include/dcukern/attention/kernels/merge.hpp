@@ -105,9 +105,10 @@ constexpr int kMergeLanes = kMergeThreads / kMergeSlice;  // its accumulators pe
                                                           // waves where waves have 32 lanes)
 constexpr int kMergeAhead = 16;                           // a thread's chunks in flight
 
-// Blocks of the sliced merge for `rows` query rows of head_dim D.
-constexpr int64_t merge_sliced_blocks(int64_t rows, int head_dim) {
-  return rows * ((head_dim + kMergeSlice - 1) / kMergeSlice);
+// Blocks of the merge for `rows` query rows of head_dim D: one a row, or with the sliced kernel one a row
+// and slice.
+constexpr int64_t merge_blocks(int64_t rows, int head_dim, bool sliced) {
+  return sliced ? rows * ((head_dim + kMergeSlice - 1) / kMergeSlice) : rows;
 }
 
 // One block per (query row, slice of kMergeSlice head elements). Thread t adds element t % kMergeSlice of
