@@ -240,6 +240,11 @@ TEST_CASE("sampling workspace: tiles of 8192 elements (16384 for 16-bit logits i
   CHECK(split_items(kSplitPairsBatch, 2) == 32);
   CHECK(split_tiles(151936, 32) == 10);
   CHECK(split_tiles(16384, 32) == 1);
+  // The threshold kernel's block: wide while each row's block has an SM of its own.
+  CHECK(threshold_threads(1, 132) == kThresholdThreadsWide);
+  CHECK(threshold_threads(132, 132) == kThresholdThreadsWide);
+  CHECK(threshold_threads(133, 132) == kThresholdThreads);
+  CHECK(threshold_threads(1, 0) == kThresholdThreads);  // compute units unknown
   // Every call's layout lies inside the workspace sized for its shape: the regions count 16-item tiles.
   for (const int64_t b : {int64_t(1), kSplitPairsBatch, kSplitLargeBatch, int64_t(100)})
     for (const int bytes : {2, 4}) {

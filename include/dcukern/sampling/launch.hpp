@@ -1,7 +1,8 @@
 // Launch of the kernel a sampling row names: block rows one block per row; split rows the threshold
-// kernel (one block per row), then one block per tile of each row (that kernel leaves the workspace's
-// counters zero for the next call; batches of more than kSyncRows rows zero them first). Both split
-// kernels are dependent launches where the device has them (platform/dependent_launch.hpp).
+// kernel (one block per row, of threshold_threads(batch, compute units) threads), then one block per
+// tile of each row (that kernel leaves the workspace's counters zero for the next call; batches of more
+// than kSyncRows rows zero them first). Both split kernels are dependent launches where the device has
+// them (platform/dependent_launch.hpp).
 // Runtime dtype -> template dispatch, ending in an explicit error.
 #pragma once
 #include "dcukern/platform/device_context.hpp"
@@ -19,12 +20,17 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
     sampling_block_kernel<kVec, DT><<<unsigned(batch), kThreads, 0, s>>>(a);
     return Status::success();
   }
-  auto launch = [&](auto kernel, int64_t blocks, const char* what) {
+  auto launch = [&](auto kernel, int64_t blocks, const char* what, int threads = kThreads) {
     return runtime_status(launch_dependent(ctx.facts.dependent_launch, ctx.device, kernel, dim3(unsigned(blocks)),
-                                           dim3(kThreads), 0, s, a, *w),
+                                           dim3(unsigned(threads)), 0, s, a, *w),
                           what);
   };
-  if (Status e = launch(sampling_threshold_kernel<kVec, DT>, batch, "sampling threshold launch"); !e.ok()) return e;
+  const Status threshold = threshold_threads(batch, ctx.facts.compute_units) == kThresholdThreadsWide
+                               ? launch(sampling_threshold_kernel<kVec, DT, kThresholdThreadsWide>, batch,
+                                        "sampling threshold launch", kThresholdThreadsWide)
+                               : launch(sampling_threshold_kernel<kVec, DT, kThresholdThreads>, batch,
+                                        "sampling threshold launch", kThresholdThreads);
+  if (!threshold.ok()) return threshold;
   const int64_t grid = batch * w->tiles;
 #if DCUKERN_PLATFORM_CUDA  // the occupancy variants differ on CUDA only (DCUKERN_CUDA_MIN_BLOCKS)
   if (batch >= kSplitLargeBatch) {

@@ -25,6 +25,14 @@
 namespace dcukern::sampling_detail {
 
 constexpr int kSplitThreads = 512;  // = kThreads of the kernels
+// The threshold kernel's block (sampling_threshold_kernel): kThresholdThreadsWide threads while every row's
+// block has an SM of its own (batch <= compute units), where its latency is the row's and twice the
+// threads halve each thread's share of the sample; kThresholdThreads for larger batches, where the
+// blocks share the SMs and the wide block's extra per-wave steps cost throughput.
+constexpr int kThresholdThreads = 512, kThresholdThreadsWide = 1024;
+DCUKERN_HD constexpr int threshold_threads(int64_t batch, int compute_units) {
+  return batch <= compute_units ? kThresholdThreadsWide : kThresholdThreads;
+}
 constexpr int kWindow = 1024;       // value bins the threshold kernel counts below its sample's maximum (8 octaves)
 constexpr int kSplitCap = 2048;     // candidates per row (= kCap of the kernels)
 constexpr int kListCap = 256;       // sort keys one tile may list

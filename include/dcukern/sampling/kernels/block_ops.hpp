@@ -77,16 +77,16 @@ __device__ __forceinline__ float exclusive_sum(float v, float& total, Shared& s)
   return r;
 }
 
-// Largest of a 32-bit word over the block, every thread (one barrier; `wave` is not reused before the
-// caller's next barrier).
+// Largest of a 32-bit word over the block of kBlock threads, every thread (one barrier; `wave` is not
+// reused before the caller's next barrier).
+// The waves' partials are combined across the lanes (lane i reads wave i's), not in a loop per thread.
+template <int kBlock = kThreads>
 __device__ __forceinline__ uint32_t block_max_word(uint32_t v, uint32_t* wave) {
+  static_assert(kBlock / kWarpSize <= kWarpSize, "one partial per lane");
   v = wave_max_word(v);
   if (lane_id() == 0) wave[threadIdx.x / kWarpSize] = v;
   __syncthreads();
-  uint32_t m = 0;
-#pragma unroll
-  for (int i = 0; i < kThreads / kWarpSize; ++i) m = wave[i] > m ? wave[i] : m;
-  return m;
+  return wave_max_word(lane_id() < kBlock / kWarpSize ? wave[lane_id()] : 0u);
 }
 // Smallest, the same way.
 __device__ __forceinline__ uint32_t block_min_word(uint32_t v, uint32_t* wave) { return ~block_max_word(~v, wave); }

@@ -101,7 +101,8 @@ __device__ inline uint64_t largest_candidate(int n, Shared& s) {
 // plan.max_key: the largest of them.
 __device__ inline int64_t draw_candidates(const SplitPlan& plan, const RowParams& p, int n, float u, Shared& s) {
   const RowScale sc = row_scale(key_logit(plan.max_key), p);
-  if (n <= kWaveDrawCap) {  // few candidates (small k): one wave decides, without block barriers
+  if (n <= kWaveDrawCap) {  // few candidates (small k): the block sorts them, then one wave decides
+    place_small(n, s);
     if (int(threadIdx.x) < kWarpSize) wave_draw(sc, p, row_tmin(p), n, u, s);
     __syncthreads();
     return int64_t(s.b64[1]);

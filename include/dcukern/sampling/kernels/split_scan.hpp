@@ -45,16 +45,18 @@ struct SplitShared {
 };
 
 // For targets t0 and t1 (>= 1): the first position o of count[0, n) where the running count reaches the
-// target, and the count through o; {n, total} when it never does. n <= kThreads or a multiple of it.
+// target, and the count through o; {n, total} when it never does. A block of kBlock threads; n <= kBlock
+// or a multiple of it; s: shared memory with b32[4] and wave_sum[kBlock / 32].
 // Two barriers (wave scans, one partial per wave; only the waves that hold counts scan); the caller
 // synchronises the block before it calls again or reuses s.b32 / s.wave_sum.
 struct Crossings {
   uint32_t o[2], through[2];
 };
-__device__ inline Crossings scan_crossings(const uint32_t* count, int n, uint32_t t0, uint32_t t1, ScanShared& s) {
-  const int per = n > kThreads ? n / kThreads : 1, first = threadIdx.x * per;
+template <int kBlock = kThreads, class Scratch>
+__device__ inline Crossings scan_crossings(const uint32_t* count, int n, uint32_t t0, uint32_t t1, Scratch& s) {
+  const int per = n > kBlock ? n / kBlock : 1, first = threadIdx.x * per;
   const int end = first + per < n ? first + per : n;
-  const int waves = ((n < kThreads ? n : kThreads) + kWarpSize - 1) / kWarpSize;  // waves holding counts
+  const int waves = ((n < kBlock ? n : kBlock) + kWarpSize - 1) / kWarpSize;  // waves holding counts
   const int wave = int(threadIdx.x) / kWarpSize;
   uint32_t c = 0, inclusive = 0;
   if (wave < waves) {  // wave-uniform
@@ -64,12 +66,12 @@ __device__ inline Crossings scan_crossings(const uint32_t* count, int n, uint32_
   }
   if (threadIdx.x == 0) s.b32[0] = s.b32[2] = uint32_t(n);  // "never reached", unless a thread finds it
   __syncthreads();
-  uint32_t run = inclusive - c, total = 0;
-  for (int i = 0; i < waves; ++i) {
-    const uint32_t t = s.wave_sum[i];
-    run += i < wave ? t : 0u;
-    total += t;
-  }
+  // The waves' totals across the lanes (lane i holds wave i's): their running sum gives each wave its start.
+  static_assert(kBlock / kWarpSize <= kWarpSize, "one wave total per lane");
+  const uint32_t through = wave_inclusive_sum(lane_id() < waves ? s.wave_sum[lane_id()] : 0u);
+  const uint32_t total = shfl_word(through, kWarpSize - 1);
+  const uint32_t before = shfl_word(through, wave > 0 ? wave - 1 : 0);
+  uint32_t run = inclusive - c + (wave > 0 && wave <= waves ? before : 0u);
   for (int q = first; q < end; ++q) {
     const uint32_t here = count[q];
     if (run < t0 && t0 <= run + here) {

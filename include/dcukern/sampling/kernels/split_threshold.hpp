@@ -1,4 +1,5 @@
-// sampling_threshold_kernel: the first kernel of the split rows. One block of kThreads per row.
+// sampling_threshold_kernel: the first kernel of the split rows. One block of kBlock threads per row
+// (threshold_threads, workspace.hpp).
 // For a row the fast path may serve (split_fast_row), a value bin tau (w.threshold[row]) such that the row
 // most likely holds between top_k and kSplitCap elements in value bins >= tau; kNoThreshold for the other
 // rows and for a sample with a NaN.
@@ -22,37 +23,42 @@ namespace dcukern::sampling_detail {
 
 // A thread's share of one group of the row's sample, in registers (ElementRegs, as a tile's). Load j of
 // the sample (kW elements) starts at element (j / L) * kStride + (j % L) * kW, L = kRun / kW loads a run;
-// this thread's loads in group g are j = g * kGroupLoads + q * kThreads + tid. bf16 keeps its packed
-// pairs (64 elements in 32 words); other types hold 32 floats. Elements past the row read as -inf
-// (padding can only touch a count whose window reaches the bin of -inf). Every load is issued
-// unconditionally (past the end from the row's start), so that a group's loads are in flight together.
-template <DType DT, bool kVec>
-struct SampleRegs : ElementRegs<DT == DType::bf16 && kVec, DT == DType::bf16 && kVec ? 64 : 32> {
-  using Base = ElementRegs<DT == DType::bf16 && kVec, DT == DType::bf16 && kVec ? 64 : 32>;
+// this thread's loads in group g are j = g * kGroupLoads + q * kBlock + tid. bf16 keeps its
+// packed pairs (32 elements in 16 words); other types hold 16 floats. Every load is issued
+// unconditionally (past the end from the row's start), so that a group's loads are in flight together;
+// their elements read as -inf, and `live` counts the loads that lie inside the row (a prefix of q: the
+// count skips the rest). Offsets are 32-bit: a row holds at most kSamplingMaxVocab elements.
+template <DType DT, bool kVec, int kBlock>
+struct SampleRegs : ElementRegs<DT == DType::bf16 && kVec, DT == DType::bf16 && kVec ? 32 : 16> {
+  using Base = ElementRegs<DT == DType::bf16 && kVec, DT == DType::bf16 && kVec ? 32 : 16>;
   using Base::kCount, Base::kPairs, Base::w, Base::f;
   static constexpr int kElt = DT == DType::f32 ? 4 : 2;
-  static constexpr int64_t kRun = kSampleRunBytes / kElt, kStride = kSampleStrideBytes / kElt;  // elements
+  static constexpr uint32_t kRun = kSampleRunBytes / kElt, kStride = kSampleStrideBytes / kElt;  // elements
   static constexpr int kW = kVec ? 16 / kElt : 1;  // elements a load
   static constexpr int kLoads = kCount / kW;       // loads a thread, a group
-  static constexpr int64_t kGroupLoads = int64_t(kLoads) * kThreads;
+  static constexpr uint32_t kGroupLoads = uint32_t(kLoads) * kBlock;
+  static_assert(kSamplingMaxVocab * 4 < (int64_t(1) << 31), "32-bit offsets");
+  int live;  // loads of this group inside the row
 
-  __device__ __forceinline__ static int64_t groups(int64_t vocab) {
-    const int64_t loads = (vocab + kStride - 1) / kStride * (kRun / kW);
+  __device__ __forceinline__ static uint32_t groups(uint32_t vocab) {
+    const uint32_t loads = (vocab + kStride - 1) / kStride * (kRun / kW);
     return (loads + kGroupLoads - 1) / kGroupLoads;
   }
 
-  __device__ __forceinline__ void load(const void* row, int64_t vocab, int64_t group) {
-    constexpr int kPerRun = int(kRun / kW);                              // loads a run
-    constexpr int64_t kStep = int64_t(kThreads / kPerRun) * kStride;    // from load q to q + 1 of a thread
-    static_assert(kThreads % kPerRun == 0, "a thread's loads keep their place in the run");
-    const int64_t j0 = group * kGroupLoads + threadIdx.x;
-    const int64_t first0 = j0 / kPerRun * kStride + j0 % kPerRun * kW;
+  __device__ __forceinline__ void load(const void* row, uint32_t vocab, uint32_t group) {
+    constexpr uint32_t kPerRun = kRun / kW;                                  // loads a run
+    constexpr uint32_t kStep = (kBlock / kPerRun) * kStride;  // from load q to q + 1 of a thread
+    static_assert(kBlock % kPerRun == 0, "a thread's loads keep their place in the run");
+    const uint32_t j0 = group * kGroupLoads + threadIdx.x;
+    const uint32_t first0 = j0 / kPerRun * kStride + j0 % kPerRun * kW;
+    live = 0;
 #pragma unroll
     for (int q = 0; q < kLoads; ++q) {
-      const int64_t first = first0 + q * kStep;
+      const uint32_t first = first0 + uint32_t(q) * kStep;
       const bool in = first < vocab;  // kVec: V is a multiple of kW, so the whole load lies inside
+      live += in ? 1 : 0;
       if constexpr (kVec) {
-        const vec16_t v = load16(static_cast<const char*>(row) + (in ? first : 0) * kElt);
+        const vec16_t v = load16(static_cast<const char*>(row) + (in ? first : 0u) * kElt);
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
           const uint32_t word = vec16_word(v, c);
@@ -64,7 +70,7 @@ struct SampleRegs : ElementRegs<DT == DType::bf16 && kVec, DT == DType::bf16 && 
           }
         }
       } else {
-        const float v = RowLoader<DT, false>{row, vocab}.scalar(in ? first : 0);
+        const float v = RowLoader<DT, false>{row, int64_t(vocab)}.scalar(in ? first : 0u);
         f[q] = in ? v : -INFINITY;
       }
     }
@@ -81,13 +87,18 @@ template <WindowSign kSign, class Regs>
 __device__ __forceinline__ void count_sample(const Regs& x, uint32_t top, uint32_t* count) {
   const uint32_t spare = uint32_t(kWindow + lane_id());
 #pragma unroll
-  for (int u = 0; u < Regs::kCount; ++u) {
-    const uint32_t h = x.high16(u);
-    uint32_t d;
-    if constexpr (kSign == WindowSign::positive) d = top - 0x8000u - h;         // bin = h + 0x8000
-    else if constexpr (kSign == WindowSign::negative) d = h - (0xFFFFu - top);  // bin = 0xFFFF - h
-    else d = top - value_bin(x[u]);
-    atomicAdd(&count[min(d, spare)], 1u);  // unconditional: no branch per element
+  for (int q = 0; q < Regs::kLoads; ++q) {
+    if (q >= x.live) continue;  // this load and the ones after it lie past the row's end
+#pragma unroll
+    for (int e = 0; e < Regs::kW; ++e) {
+      const int u = q * Regs::kW + e;
+      const uint32_t h = x.high16(u);
+      uint32_t d;
+      if constexpr (kSign == WindowSign::positive) d = top - 0x8000u - h;         // bin = h + 0x8000
+      else if constexpr (kSign == WindowSign::negative) d = h - (0xFFFFu - top);  // bin = 0xFFFF - h
+      else d = top - value_bin(x[u]);
+      atomicAdd(&count[min(d, spare)], 1u);  // unconditional: no branch per element
+    }
   }
 }
 template <class Regs>
@@ -101,10 +112,17 @@ __device__ __forceinline__ void count_sample(const Regs& x, uint32_t top, uint32
     count_sample<WindowSign::mixed>(x, top, count);
 }
 
-template <bool kVec, DType DT>
-__global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2))
+template <int kBlock>
+struct ThresholdShared {
+  uint32_t count[kWindow + kWarpSize];  // a window of value bins, then spare slots (count_sample)
+  uint32_t b32[4];
+  uint32_t wave_word[kBlock / 32], wave_sum[kBlock / 32];  // per-wave partials
+};
+
+template <bool kVec, DType DT, int kBlock>
+__global__ void __launch_bounds__(kBlock, DCUKERN_CUDA_MIN_BLOCKS(kBlock == kThresholdThreadsWide ? 1 : 2))
     sampling_threshold_kernel(SamplingArgs a, SplitWorkspace w) {
-  __shared__ ScanShared s;
+  __shared__ ThresholdShared<kBlock> s;
   begin_dependent_kernel();
   const int64_t row = blockIdx.x;
   const RowParams p = row_params(a, row);
@@ -113,27 +131,29 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2))
     return;
   }
   const void* start = row_start<DT>(a, row);
-  SampleRegs<DT, kVec> x;
-  const int64_t groups = x.groups(a.vocab);
+  const uint32_t vocab = uint32_t(a.vocab);
+  SampleRegs<DT, kVec, kBlock> x;
+  const uint32_t groups = x.groups(vocab);
   float largest = -INFINITY;  // this thread's largest sampled element, or a NaN when it saw one
-  for (int64_t g = groups - 1; g >= 0; --g) {  // the first group stays in registers for the count
-    x.load(start, a.vocab, g);
+  for (uint32_t g = groups; g-- > 0;) {  // the first group stays in registers for the count
+    x.load(start, vocab, g);
     largest = fmax_nan(largest, thread_max(x));
   }
-  for (int b = threadIdx.x; b < kWindow + kWarpSize; b += kThreads) s.count[b] = 0;
-  const uint32_t word = block_max_word(largest != largest ? kNaNWord : order_key(finite_logit(largest)), s.wave_word);
+  for (int b = threadIdx.x; b < kWindow + kWarpSize; b += kBlock) s.count[b] = 0;
+  const uint32_t word = block_max_word<kBlock>(
+      largest != largest ? kNaNWord : order_key(finite_logit(largest)), s.wave_word);
   if (word == kNaNWord) {  // the tiles' kernel finds the NaN and the row is invalid
     if (threadIdx.x == 0) w.threshold[row] = kNoThreshold;
     return;
   }
   const uint32_t top = word >> 16;
-  for (int64_t g = 0; g < groups; ++g) {
-    if (g > 0) x.load(start, a.vocab, g);
+  for (uint32_t g = 0; g < groups; ++g) {
+    if (g > 0) x.load(start, vocab, g);
     count_sample(x, top, s.count);
   }
   __syncthreads();
   const uint32_t target = sample_target(p.top_k);
-  const Crossings cr = scan_crossings(s.count, kWindow, target, target, s);
+  const Crossings cr = scan_crossings<kBlock>(s.count, kWindow, target, target, s);
   // Not reached within the window: its lowest bin (the row's count then decides).
   const uint32_t reach = cr.o[0] < uint32_t(kWindow) ? cr.o[0] : uint32_t(kWindow - 1);
   // Bins at or below 0x80 start at -inf (bin_floor): 0 there, every element, keeps append_keys' mask exact.

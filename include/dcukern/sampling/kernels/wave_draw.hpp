@@ -1,10 +1,12 @@
-// The draw among a small candidate set, by one wave: the split rows' last block hands rows whose gathered
-// candidates number at most kWaveDrawCap (two per lane) to its first wave, which sorts them with a
-// register bitonic network and applies top-k, top-p, min-p and the inverse-CDF draw with wave shuffles.
-// Same rules as draw_sorted (the block-wide draw), without the block's ~30 barriers.
-// Contract: n <= kWaveDrawCap; s.cand[0, n) holds the row's candidates (unsorted), a prefix of its sort
-// order that holds its top k (top_k >= 2); called by every lane of wave 0 and no other; the token index
-// lands in s.b64[1] (the caller synchronises the block before reading it).
+// The draw among a small candidate set: the split rows' last block hands rows whose gathered candidates
+// number at most kWaveDrawCap (two per lane) to this. The whole block first puts them in sort order
+// (place_small: each key's place is the number of larger keys, counted by kThreads / kWaveDrawCap
+// threads a key, one barrier), then its first wave applies top-k, top-p, min-p and the inverse-CDF draw
+// with wave shuffles (wave_draw), without the block's ~30 barriers of the draw among many.
+// Contract: n <= kWaveDrawCap; s.cand[0, n) holds the row's candidates (unique keys, unsorted), a prefix
+// of its sort order that holds its top k (top_k >= 2). place_small: every thread of the block. wave_draw:
+// every lane of wave 0 and no other, after place_small; the token index lands in s.b64[1] (the caller
+// synchronises the block before reading it).
 // Determinism: keys are unique; masses are integers; the float sum of the draw runs in lane order.
 #pragma once
 #include "dcukern/platform/warp.hpp"
@@ -14,42 +16,36 @@ namespace dcukern::sampling_detail {
 
 constexpr int kWaveDrawCap = 2 * kWarpSize;
 
-// Descending bitonic sort of the wave's 2 * kWarpSize keys; element e = lane + kWarpSize * h is v[h].
-__device__ __forceinline__ void wave_sort_desc(uint64_t (&v)[2]) {
-  const int lane = lane_id();
+// s.cand[0, n) (n <= kWaveDrawCap, unique keys) into descending order, by the whole block: kPer threads
+// a key each count the larger keys among kSpan of the others (reads of consecutive keys across the
+// threads of a key: no bank conflicts), their sums give its place.
+__device__ inline void place_small(int n, Shared& s) {
+  constexpr int kPer = kThreads / kWaveDrawCap, kSpan = kWaveDrawCap / kPer;
+  static_assert(kPer * kWaveDrawCap == kThreads && kPer <= kWarpSize && (kPer & (kPer - 1)) == 0,
+                "a key's threads are a power-of-two group of one wave");
+  const int c = int(threadIdx.x) / kPer, part = int(threadIdx.x) % kPer;
+  const uint64_t key = c < n ? s.cand[c] : 0;
+  uint32_t place = 0;
 #pragma unroll
-  for (int k2 = 2; k2 <= 2 * kWarpSize; k2 <<= 1) {
-#pragma unroll
-    for (int j = k2 >> 1; j > 0; j >>= 1) {
-      if (j == kWarpSize) {  // partners in one lane: element lane (lower) and lane + kWarpSize
-        if (v[0] < v[1]) {   // k2 == 2 * kWarpSize: the whole sequence descends
-          const uint64_t t = v[0];
-          v[0] = v[1];
-          v[1] = t;
-        }
-        continue;
-      }
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int e = lane + kWarpSize * h;
-        const uint64_t other = shfl_xor_any(v[h], j);
-        const bool lower = (e & j) == 0, descending = (e & k2) == 0;
-        const bool keep_max = lower == descending;
-        v[h] = keep_max ? (other > v[h] ? other : v[h]) : (other < v[h] ? other : v[h]);
-      }
-    }
+  for (int i = 0; i < kSpan; ++i) {
+    const int j = i * kPer + part;
+    place += j < n && s.cand[j] > key ? 1u : 0u;
   }
+#pragma unroll
+  for (int m = kPer / 2; m > 0; m /= 2) place += shfl_xor_word(place, m);
+  __syncthreads();  // every read of s.cand is done
+  if (part == 0 && c < n) s.cand[place] = key;
+  __syncthreads();
 }
 
 __device__ inline void wave_draw(const RowScale& sc, const RowParams& p, float tmin, int n, float u, Shared& s) {
   const int lane = lane_id();
-  uint64_t v[2];
+  uint64_t v[2];  // element e = lane + kWarpSize * h of the sorted candidates is v[h]
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int e = lane + kWarpSize * h;
-    v[h] = e < n ? s.cand[e] : 0;  // 0 sorts below every real key
+    v[h] = e < n ? s.cand[e] : 0;
   }
-  wave_sort_desc(v);
   float t[2];
   uint64_t fm[2];
 #pragma unroll
