@@ -325,9 +325,9 @@ TEST_CASE("split rows: a sample that misleads the threshold makes the row fall b
 
 TEST_CASE("split rows: one workspace serves calls of different B and V in turn") {
   // Every call leaves the workspace's counters zero whatever its shape (a larger batch after a smaller
-  // one, longer rows after shorter ones), so the next call's tickets find each row's last block. With
-  // bf16 logits the two shapes also lay the workspace out for different tiles (split_items: 16 and 32
-  // elements per thread).
+  // one, longer rows after shorter ones), so the next call's tickets find each row's last block. The
+  // shapes also lay the workspace out for different tiles (split_items: 16 and 32 elements per thread;
+  // fp32 takes 32 at B = 32 and 16 at B = 64).
   std::mt19937_64 rng(9);
   std::normal_distribution<float> nd(0.0f, 2.0f);
   auto values = [&](int64_t v) {
@@ -335,13 +335,14 @@ TEST_CASE("split rows: one workspace serves calls of different B and V in turn")
     for (auto& x : l) x = nd(rng);
     return l;
   };
-  const Batch small(DType::f32, values(9000), 3), big(DType::f32, values(40000), 64);
+  const Batch small(DType::f32, values(9000), 3), mid(DType::f32, values(40000), 32);
+  const Batch big(DType::f32, values(40000), 64);
   const Batch small16(DType::bf16, values(9000), 3), big16(DType::bf16, values(40000), 64);
   Workspace ws(std::max(workspace_bytes(small), workspace_bytes(big)));
   ref::SamplingRowParams rp;
   rp.top_k = 5;
   int call = 0;
-  for (const Batch* lb : {&small, &big, &small, &big, &small16, &big16, &small16, &big16, &small}) {
+  for (const Batch* lb : {&small, &big, &small, &mid, &big, &mid, &small16, &big16, &small16, &big16, &small}) {
     std::vector<int64_t> order(lb->v);
     for (int64_t i = 0; i < lb->v; ++i) order[i] = i;
     std::partial_sort(order.begin(), order.begin() + 5, order.end(),
@@ -361,11 +362,11 @@ TEST_CASE("split rows: one workspace serves calls of different B and V in turn")
 
 TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid rows are flagged, also under top_k") {
   // Shapes: one partial tile with scalar loads; whole tiles with 16-byte loads (bf16 as packed pairs),
-  // at B = 8 and B = 64 (16384-element tiles for 16-bit logits).
+  // at B = 8, 32 and 64 (16384-element tiles from B = 32, for fp32 below B = 64).
   struct Shape {
     int64_t v, pad, b;
   };
-  for (const Shape sh : {Shape{5000, 3, 8}, Shape{40000, 0, 8}, Shape{40000, 0, 64}}) {
+  for (const Shape sh : {Shape{5000, 3, 8}, Shape{40000, 0, 8}, Shape{40000, 0, 32}, Shape{40000, 0, 64}}) {
     for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
       const int64_t v = sh.v, b = sh.b;
       std::vector<float> l(v);

@@ -229,7 +229,7 @@ TEST_CASE("sampling threshold: for logits in random order a row misses its fast 
   CHECK(miss(1500) > 1e-3);
 }
 
-TEST_CASE("sampling workspace: tiles of 8192 elements (16384 for 16-bit logits in large batches), every region counted") {
+TEST_CASE("sampling workspace: tiles of 8192 elements (16384 from B = 32: 16-bit logits, fp32 below B = 64), every region counted") {
   using namespace sampling_detail;
   CHECK(split_tiles(1) == 1);
   CHECK(split_tiles(8192) == 1);
@@ -238,6 +238,10 @@ TEST_CASE("sampling workspace: tiles of 8192 elements (16384 for 16-bit logits i
   CHECK(split_items(1024, 4) == 16);
   CHECK(split_items(kSplitPairsBatch - 1, 2) == 16);
   CHECK(split_items(kSplitPairsBatch, 2) == 32);
+  CHECK(split_items(1024, 2) == 32);
+  CHECK(split_items(kSplitPairsBatch - 1, 4) == 16);
+  CHECK(split_items(kSplitPairsBatch, 4) == 32);  // fp32: 32 floats while 2 blocks share an SM
+  CHECK(split_items(kSplitLargeBatch, 4) == 16);
   CHECK(split_tiles(151936, 32) == 10);
   CHECK(split_tiles(16384, 32) == 1);
   // The threshold kernel's block: wide while each row's block has an SM of its own.

@@ -39,10 +39,8 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
     return launch(sampling_split_kernel<kVec, DT, 3, 16>, grid, "sampling launch");
   }
 #endif
-  if constexpr (DT != DType::f32) {
-    if (w->items == 32)  // 16-bit logits, batches of kSplitPairsBatch rows or more (split_items)
-      return launch(sampling_split_kernel<kVec, DT, 2, 32>, grid, "sampling launch");
-  }
+  if (w->items == 32)  // batches of kSplitPairsBatch rows or more (split_items)
+    return launch(sampling_split_kernel<kVec, DT, 2, 32>, grid, "sampling launch");
   return launch(sampling_split_kernel<kVec, DT, 2, 16>, grid, "sampling launch");
 }
 

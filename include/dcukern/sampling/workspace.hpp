@@ -63,14 +63,15 @@ struct SplitWorkspace {
 // Batches of kSplitLargeBatch rows or more fill the device with tiles; smaller ones are bound by the
 // latency of a row's chain of blocks.
 constexpr int64_t kSplitLargeBatch = 64;
-// Elements per thread, one tile in registers: 16, or 32 for 16-bit logits in batches of kSplitPairsBatch
-// rows or more (packed pairs in the same registers: a 32 KiB tile, as fp32's, so a row pays the tiles'
-// fixed costs, barriers, ticket and merge, half as often per element; and a batch of 32 rows fits the
-// device in one wave of blocks: bf16 B = 32 1.09-1.19x faster than with 16). B = 1 keeps the smaller
-// tiles: more blocks a row.
+// Elements per thread, one tile in registers: 16, or 32 in batches of kSplitPairsBatch rows or more, for
+// fp32 only below kSplitLargeBatch rows (whose 2 blocks per SM leave the registers for 32 floats). For
+// 16-bit logits 32 are packed pairs in the same registers, a 32 KiB tile as fp32's 16; either way a row
+// pays the tiles' fixed costs, barriers, ticket and merge, half as often per element (bf16 B = 32
+// 1.09-1.19x faster than with 16; fp32 B = 32 1.03-1.10x). B = 1 keeps the smaller tiles: more blocks a
+// row.
 constexpr int64_t kSplitPairsBatch = 32;
 DCUKERN_HD constexpr int split_items(int64_t batch, int logit_bytes) {
-  return logit_bytes == 2 && batch >= kSplitPairsBatch ? 32 : 16;
+  return batch >= kSplitPairsBatch && (logit_bytes == 2 || batch < kSplitLargeBatch) ? 32 : 16;
 }
 DCUKERN_HD constexpr int64_t split_tile(int items) { return int64_t(kSplitThreads) * items; }
 DCUKERN_HD constexpr int split_tiles(int64_t vocab, int items = 16) {
