@@ -1,8 +1,9 @@
 // The draw among a small candidate set: the split rows' last block hands rows whose gathered candidates
 // number at most kWaveDrawCap (two per lane) to this. The whole block first puts them in sort order
 // (place_small: each key's place is the number of larger keys, counted by kThreads / kWaveDrawCap
-// threads a key, one barrier), then its first wave applies top-k, top-p, min-p and the inverse-CDF draw
-// with wave shuffles (wave_draw), without the block's ~30 barriers of the draw among many.
+// threads a key, two barriers), then its first wave applies top-k, top-p, min-p and the inverse-CDF draw
+// with wave shuffles (wave_draw): the rules of draw_sorted (the block-wide draw), without its ~30
+// barriers.
 // Contract: n <= kWaveDrawCap; s.cand[0, n) holds the row's candidates (unique keys, unsorted), a prefix
 // of its sort order that holds its top k (top_k >= 2). place_small: every thread of the block. wave_draw:
 // every lane of wave 0 and no other, after place_small; the token index lands in s.b64[1] (the caller
