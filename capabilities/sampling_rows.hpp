@@ -24,7 +24,7 @@ constexpr SamplingContract split(SamplingContract c) {
 }
 constexpr Semantics kSplitSemantics{true, true, false};
 constexpr const char* kSplitEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at 42b4de0); capabilities/evidence/sampling-sm_90.json; "
+    "tests/device/sampling_device_test.cu (sm_90, H200, at ff1101a); capabilities/evidence/sampling-sm_90.json; "
     "AMD: compile only";
 constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
@@ -34,7 +34,7 @@ constexpr const char* kEvidence =
 inline constexpr SamplingRow kSamplingRows[] = {
     {"sampling.split.vec",
      "top-k rows: a value-bin threshold from an eighth of the row (one block per row), then one block per tile "
-     "of the row (8192 elements; 16384 for 16-bit logits in batches of 32 rows or more), 16-byte loads, lists "
+     "of the row (8192 elements; 16384 from 32 rows, for fp32 up to 63), 16-byte loads, lists "
      "its elements at or above it; the row's last block gathers the lists and draws (the logits read once); "
      "other rows, or a threshold whose count misses [k, 2048]: the one-block algorithm in that block",
      0, nullptr, sampling_rows::split(sampling_rows::vectorised()), sampling_rows::kSplitSemantics,
