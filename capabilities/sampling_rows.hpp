@@ -33,13 +33,15 @@ constexpr const char* kEvidence =
 
 inline constexpr SamplingRow kSamplingRows[] = {
     {"sampling.split.vec",
-     "top-k rows: a value-bin threshold from an eighth of the row (one block per row), then one block per tile "
-     "of the row (8192 elements; 16384 from 32 rows, for fp32 up to 63), 16-byte loads, lists "
-     "its elements at or above it; the row's last block gathers the lists and draws (the logits read once); "
-     "other rows, or a threshold whose count misses [k, 2048]: the one-block algorithm in that block",
+     "top-k rows: one block per tile of the row (8192 elements; 16384 from 32 rows, for fp32 up to 63), "
+     "16-byte loads, lists its elements at or above a cut: below 64 rows for k <= 128 (k * tiles <= 1024) "
+     "the tile's own (no threshold kernel when k is one value for the batch), else a value-bin threshold "
+     "from an eighth of the row (one block per row); the row's last block gathers the lists and draws (the "
+     "logits read once); other rows, or lists whose count misses [k, 2048]: the one-block algorithm there",
      0, nullptr, sampling_rows::split(sampling_rows::vectorised()), sampling_rows::kSplitSemantics,
      sampling_rows::kSplitEvidence, "sampling.split", SamplingKernel::split_vec, "sampling_split_kernel<true,"},
-    {"sampling.split", "one block per tile of a row, scalar loads (as sampling.split.vec)", 0, nullptr,
+    {"sampling.split", "one block per tile of a row, scalar loads (as sampling.split.vec; 8192-element tiles "
+     "at every batch)", 0, nullptr,
      sampling_rows::split(SamplingContract{sampling_rows::kAll}), sampling_rows::kSplitSemantics,
      sampling_rows::kSplitEvidence, "sampling.block.vec", SamplingKernel::split, "sampling_split_kernel<false,"},
     {"sampling.block.vec", "one block per row, 16-byte loads; histogram cut + shared-memory resolve", 0, nullptr,

@@ -313,11 +313,48 @@ TEST_CASE("split rows: a sample that misleads the threshold makes the row fall b
     int k;
     double top_p;
   };
-  for (const Case c : {Case{4000, 8.0f, 1000, 1.0}, Case{4000, 8.0f, 300, 0.9}, Case{40000, -30.0f, 50, 0.95}})
+  // (k above split_local_top_k's reach: rows of small k take their tiles' own cuts, no threshold.)
+  for (const Case c : {Case{4000, 8.0f, 1000, 1.0}, Case{4000, 8.0f, 300, 0.9}, Case{40000, -30.0f, 200, 0.95}})
     for (DType dt : {DType::f32, DType::bf16}) {
       const Batch lb(dt, row_with_sample(c.v, c.shift), quick_mode() ? 64 : 1024);
       ref::SamplingRowParams rp;
       rp.top_k = c.k;
+      rp.top_p = c.top_p;
+      check_distribution(lb, away_from_edges(lb.row, rp), split_row(lb));
+    }
+}
+
+TEST_CASE("split rows of small top_k: each tile's own cut holds the row's top k, or the row falls back") {
+  // Rows of small k take no threshold: each tile lists its elements at or above a cut of its own, from
+  // its threads' largest elements. Here the row's top k all lie in one tile (the others' cuts hold none
+  // of them); one tile holds 600 copies of the maximum (its list overflows: the row is gathered from
+  // the logits again, each tile from its own cut); one tile's k-th largest thread maximum lies more than
+  // kWindow bins below its largest (its cut takes every element: more than the candidate cap, so the
+  // row falls back to the one-block algorithm).
+  const int64_t v = 40000;
+  std::mt19937_64 rng(13);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> one_tile(v), ties(v), far(v);
+  for (int64_t i = 0; i < v; ++i) {
+    const float x = std::clamp(nd(rng), -3.0f, 2.75f);
+    one_tile[i] = i >= 16384 && i < 16384 + 100 ? 5.0f + 0.01f * float(i % 97) : x;
+    ties[i] = i < 7800 && i % 13 == 0 ? 3.0f : x;
+    far[i] = i == 100 ? -0.1f : x - 50.0f;
+  }
+  struct Case {
+    const std::vector<float>* row;
+    int k;
+    double temperature, top_p;
+  };
+  for (const Case c : {Case{&one_tile, 50, 1.0, 0.9}, Case{&ties, 50, 1.0, 1.0}, Case{&ties, 20, 1.0, 0.8},
+                       Case{&far, 20, 20.0, 1.0}})
+    for (DType dt : {DType::f32, DType::bf16}) {
+      std::vector<float> row(*c.row);
+      for (auto& x : row) x = ref::to_float(dt, ref::from_float(dt, x));
+      const Batch lb(dt, row, quick_mode() ? 64 : 1024);
+      ref::SamplingRowParams rp;
+      rp.top_k = c.k;
+      rp.temperature = c.temperature;
       rp.top_p = c.top_p;
       check_distribution(lb, away_from_edges(lb.row, rp), split_row(lb));
     }

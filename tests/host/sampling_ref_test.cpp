@@ -249,12 +249,30 @@ TEST_CASE("sampling workspace: tiles of 8192 elements (16384 from B = 32: 16-bit
   CHECK(threshold_threads(132, 132) == kThresholdThreadsWide);
   CHECK(threshold_threads(133, 132) == kThresholdThreads);
   CHECK(threshold_threads(1, 0) == kThresholdThreads);  // compute units unknown
+  // Rows of small top_k take their tiles' own cuts while the lists stay well under the candidate cap, in
+  // batches below kSplitLargeBatch.
+  CHECK(split_local_top_k(1, 20, 19));   // V = 151936, 16-element threads
+  CHECK(split_local_top_k(1, 50, 19));
+  CHECK(!split_local_top_k(1, 50, 31));  // V = 248320: threshold
+  CHECK(split_local_top_k(32, 50, 16));  // V = 248320, 32-element threads
+  CHECK(!split_local_top_k(kSplitLargeBatch, 20, 19));
+  CHECK(split_local_top_k(kSplitLargeBatch - 1, 20, 19));
+  CHECK(split_local_top_k(1, kListCap / 2, 1));
+  CHECK(!split_local_top_k(1, kListCap / 2 + 1, 1));
+  CHECK(!split_local_top_k(1, 1000, 19));
+  // The threshold kernel runs unless top_k is one value for the batch that every tile's own cut serves.
+  CHECK(!split_thresholds(1, false, 20, 19));
+  CHECK(split_thresholds(1, true, 20, 19));
+  CHECK(split_thresholds(1, false, 1000, 19));
+  CHECK(split_thresholds(kSplitLargeBatch, false, 20, 19));
+  CHECK(!split_thresholds(1, false, 0, 19));  // top_k off: no fast path
   // Every call's layout lies inside the workspace sized for its shape: the regions count 16-item tiles.
   for (const int64_t b : {int64_t(1), kSplitPairsBatch, kSplitLargeBatch, int64_t(100)})
     for (const int bytes : {2, 4}) {
       std::vector<char> ws(split_workspace_bytes(b, 262144));
-      const SplitWorkspace w = split_layout(ws.data(), b, 262144, bytes);
+      const SplitWorkspace w = split_layout(ws.data(), b, 262144, bytes, true);
       CHECK(w.items == split_items(b, bytes));
+      CHECK(split_layout(ws.data(), b, 262144, bytes, false).items == kScalarSplitItems);
       CHECK(w.tiles <= split_tiles(262144));
       const char* end = reinterpret_cast<const char*>(w.list + b * w.tiles * kListCap);
       CHECK(end <= ws.data() + ws.size());

@@ -1,8 +1,8 @@
 // Launch of the kernel a sampling row names: block rows one block per row; split rows the threshold
-// kernel (one block per row, of threshold_threads(batch, compute units) threads), then one block per
-// tile of each row (that kernel leaves the workspace's counters zero for the next call; batches of more
-// than kSyncRows rows zero them first). Both split kernels are dependent launches where the device has
-// them (platform/dependent_launch.hpp).
+// kernel (one block per row, of threshold_threads(batch, compute units) threads; not where
+// split_thresholds says no row needs it), then one block per tile of each row (that kernel leaves the
+// workspace's counters zero for the next call; batches of more than kSyncRows rows zero them first).
+// Both split kernels are dependent launches where the device has them (platform/dependent_launch.hpp).
 // Runtime dtype -> template dispatch, ending in an explicit error.
 #pragma once
 #include "dcukern/platform/device_context.hpp"
@@ -25,23 +25,27 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
                                            dim3(unsigned(threads)), 0, s, a, *w),
                           what);
   };
-  const Status threshold = threshold_threads(batch, ctx.facts.compute_units) == kThresholdThreadsWide
-                               ? launch(sampling_threshold_kernel<kVec, DT, kThresholdThreadsWide>, batch,
-                                        "sampling threshold launch", kThresholdThreadsWide)
-                               : launch(sampling_threshold_kernel<kVec, DT, kThresholdThreads>, batch,
-                                        "sampling threshold launch", kThresholdThreads);
-  if (!threshold.ok()) return threshold;
-  const int64_t grid = batch * w->tiles;
-#if DCUKERN_PLATFORM_CUDA  // the occupancy variants differ on CUDA only (DCUKERN_CUDA_MIN_BLOCKS)
-  if (batch >= kSplitLargeBatch) {
-    if constexpr (DT != DType::f32)
-      if (w->items == 32) return launch(sampling_split_kernel<kVec, DT, 3, 32>, grid, "sampling launch");
-    return launch(sampling_split_kernel<kVec, DT, 3, 16>, grid, "sampling launch");
+  if (w->thresholds) {
+    const Status threshold = threshold_threads(batch, ctx.facts.compute_units) == kThresholdThreadsWide
+                                 ? launch(sampling_threshold_kernel<kVec, DT, kThresholdThreadsWide>, batch,
+                                          "sampling threshold launch", kThresholdThreadsWide)
+                                 : launch(sampling_threshold_kernel<kVec, DT, kThresholdThreads>, batch,
+                                          "sampling threshold launch", kThresholdThreads);
+    if (!threshold.ok()) return threshold;
   }
+  const int64_t grid = batch * w->tiles;
+  if constexpr (kVec) {  // the scalar-load row takes one instance at every batch (split_layout)
+#if DCUKERN_PLATFORM_CUDA  // the occupancy variants differ on CUDA only (DCUKERN_CUDA_MIN_BLOCKS)
+    static_assert(split_items(kSplitLargeBatch, 2) == 32 && split_items(kSplitLargeBatch, 4) == 16, "tile sizes");
+    if (batch >= kSplitLargeBatch) {  // split_items: 32 elements a thread for 16-bit logits there, 16 for fp32
+      if constexpr (DT == DType::f32) return launch(sampling_split_kernel<kVec, DT, 3, 16>, grid, "sampling launch");
+      else return launch(sampling_split_kernel<kVec, DT, 3, 32>, grid, "sampling launch");
+    }
 #endif
-  if (w->items == 32)  // batches of kSplitPairsBatch rows or more (split_items)
-    return launch(sampling_split_kernel<kVec, DT, 2, 32>, grid, "sampling launch");
-  return launch(sampling_split_kernel<kVec, DT, 2, 16>, grid, "sampling launch");
+    if (w->items == 32)  // batches of kSplitPairsBatch rows or more (split_items)
+      return launch(sampling_split_kernel<kVec, DT, 2, 32>, grid, "sampling launch");
+  }
+  return launch(sampling_split_kernel<kVec, DT, 2, kScalarSplitItems>, grid, "sampling launch");
 }
 
 template <bool kVec>
@@ -64,8 +68,9 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
                      bool advance, const DeviceContext& ctx, stream_t s) {
   SplitWorkspace w{};
   if (is_split(kernel)) {  // the workspace's counters are zero (sampling_workspace_init, then every call)
-    w = split_layout(workspace, batch, a.vocab, dtype_bytes(dt));
+    w = split_layout(workspace, batch, a.vocab, dtype_bytes(dt), kernel == SamplingKernel::split_vec);
     w.advance = advance;
+    w.thresholds = split_thresholds(batch, a.top_k_ptr != nullptr, a.top_k, w.tiles);
     if (batch > kSyncRows)  // other shapes' regions may overlap these counters (workspace.hpp)
       if (Status e = runtime_status(runtime_memset_async(workspace, 0, split_sync_bytes(batch), s), "sampling workspace");
           !e.ok())

@@ -2,8 +2,8 @@
 // kCapItems consecutive candidates, and one block scan of their fixed-point masses in sort order
 // decides top-k, top-p and min-p (all prefixes of the order) and the inverse-CDF draw. The split rows
 // use it when their candidates are more than one wave draws (wave_draw.hpp).
-// Contract: s.cand[0, n) sorted descending (1 <= n <= kCap), a prefix of the row's sort order that
-// holds its top k (top_k >= 2); called by every thread of the block; uses s.b64, s.wave64, s.wave32.
+// Contract: s.cand[0, n) sorted descending (1 <= n <= kCap), elements of the row that hold
+// its top k (top_k >= 2); called by every thread of the block; uses s.b64, s.wave64, s.wave32.
 // Rules: those of draw_sorted, with the draw's weights in the same fixed point as top-p's masses:
 // keep = min(k, the first position whose running mass reaches top_p of the top-k mass, the first
 // candidate below min-p); then the first kept position whose running mass exceeds floor(u * kept mass).

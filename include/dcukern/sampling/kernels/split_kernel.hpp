@@ -1,13 +1,15 @@
 // sampling.split / sampling.split.vec: two kernels per call.
-//   sampling_threshold_kernel (split_threshold.hpp): one block per row; for rows the fast path may serve,
-//   a value-bin threshold from a sample of the row.
+//   sampling_threshold_kernel (split_threshold.hpp): one block per row; for rows the fast path may serve
+//   (but those of small top_k, whose tiles take their own cuts), a value-bin threshold from a sample of
+//   the row.
 //   sampling_split_kernel: one block per tile of split_tile(kItems) elements of a row (1-D grid of
 //   B * tiles blocks, row-major). Every block scans its tile (split_scan.hpp); the row's last block to
 //   arrive merges the tiles' headers into the row's plan and finishes the row:
 //     invalid / greedy rows: the plan's answer;
-//     fast rows: the candidates (the elements at or above the threshold: at least top_k, at most
-//       kSplitCap) come from the tiles' lists when none overflowed, so the logits are read once; else the
-//       block reads the row's tiles that hold candidates again; then the exact draw among them;
+//     fast rows: the candidates (each tile's elements at or above its cut, the threshold or its own: at
+//       least top_k, at most kSplitCap) come from the tiles' lists when none overflowed, so the logits are
+//       read once; else the block reads the row's tiles that hold candidates again; then the exact draw
+//       among them;
 //     fallback rows: the one-block algorithm (sample_row) over the row.
 // With advance_offset the last row to finish adds 1 to the device offset.
 // Determinism: the plan uses integer counts; the candidate set does not depend on timing and is sorted
@@ -65,19 +67,20 @@ __device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, SplitSh
   return gathered(s);
 }
 
-// The row's elements in value bins >= cut_bin, from the logits of the tiles that hold any -> s.draw.cand;
-// returns their number.
+// The row's elements in value bins >= their tile's cut, from the logits of the tiles that hold any ->
+// s.draw.cand; returns their number.
 template <DType DT, bool kVec, int kItems>
-__device__ inline int gather_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, uint32_t cut_bin,
-                                 SplitShared& s) {
+__device__ inline int gather_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, SplitShared& s) {
   const RowLoader<DT, kVec, kItems> L{row_start<DT>(a, row), a.vocab};
   for (int tile = 0; tile < w.tiles; ++tile) {
     if (s.gather_n[tile] == 0) continue;  // no element qualifies
     const int64_t base = int64_t(tile) * split_tile(kItems);
     TileRegs<DT, kVec, kItems> x;
     x.load(L, base);
-    if (base + split_tile(kItems) <= a.vocab) append_keys<true>(L, base, x, cut_bin, &s.n_gathered, s.draw.cand, uint32_t(kCap));
-    else append_keys<false>(L, base, x, cut_bin, &s.n_gathered, s.draw.cand, uint32_t(kCap));
+    const uint32_t cut = load_coherent(&w.header[row * w.tiles + tile].cut);
+    uint32_t* n = &s.n_gathered;
+    if (base + split_tile(kItems) <= a.vocab) append_keys<true>(L, base, x, cut, n, s.draw.cand, uint32_t(kCap));
+    else append_keys<false>(L, base, x, cut, n, s.draw.cand, uint32_t(kCap));
   }
   return gathered(s);
 }
@@ -127,7 +130,7 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
     case SplitMode::fast: {
       const float u = row_uniform(a, row);  // its loads in flight during the gather
       const int n = plan_gather(w.tiles, s) ? gather_lists<kListBatch>(w, row, s)
-                                            : gather_row<DT, kVec, kItems>(a, w, row, plan.cut_bin, s);
+                                            : gather_row<DT, kVec, kItems>(a, w, row, s);
       SplitPlan drawn = plan;
       drawn.max_key = largest_candidate(n, s.draw);  // the row's largest: the candidates hold its top k
       if (key_logit(drawn.max_key) == -INFINITY) return write_token(a, row, kSamplingInvalidToken, false);
@@ -144,7 +147,7 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
 // 2, measured before the threshold kernel; 4 spill and run slower; bf16 32-item tiles with the threshold
 // kernel: B = 512 1.08-1.14x, B = 128 k = 20 1.06-1.07x, k = 1000 0.96-1.00x); 2 for smaller batches,
 // whose time is the latency of a row's chain of blocks and its last block (B = 32, k = 1000: 48 vs 54 us;
-// B = 1: 17.5 vs 18.1 us). Other targets ignore it.
+// B = 1: 17.5 vs 18.1 us). Other targets ignore it. The scalar-load row takes 2 at every batch.
 // Loads in flight in the gather from the lists. 16, a whole row's lists (up to 32 tiles) in one round,
 // where the row's chain is the time and the registers allow it: CUDA's 2-blocks-per-SM instances.
 // 8 elsewhere: under the 3-blocks-per-SM bound, and on HIP, where no bound
@@ -156,14 +159,19 @@ inline constexpr int kSplitListBatch = 8;
 template <int kMinBlocks>
 inline constexpr int kSplitListBatch = kMinBlocks <= 2 ? 16 : 8;
 #endif
-// kItems: elements per thread of a tile, w.items (split_items).
+// Whether the instance serves rows that take their tiles' own cuts (split_local_top_k: batches below
+// kSplitLargeBatch, the 2-blocks-per-SM instances on CUDA). The 3-blocks-per-SM instances leave that code
+// out: under their 42 registers it cost every row (k = 1000, B = 128 / 512: 1.08-1.14x the time).
+template <int kMinBlocks>
+inline constexpr bool kSplitOwnCuts = kMinBlocks <= 2;
+// kItems: elements per thread of a tile, w.items (split_layout).
 template <bool kVec, DType DT, int kMinBlocks, int kItems>
 __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kMinBlocks))
     sampling_split_kernel(SamplingArgs a, SplitWorkspace w) {
   __shared__ SplitShared s;
   const int64_t row = blockIdx.x / w.tiles;
-  if (!scan_row_tile<kVec, DT, kItems>(a, w, row, s)) return;  // not the row's last block
-  if (threadIdx.x == 0) w.sync[row].scanned = 0;                // every tile has arrived: zero for the next call
+  if (!scan_row_tile<kVec, DT, kItems, kSplitOwnCuts<kMinBlocks>>(a, w, row, s)) return;  // not the last block
+  if (threadIdx.x == 0) w.sync[row].scanned = 0;  // every tile has arrived: zero for the next call
   const RowParams p = s.params;
   finish_row<kVec, DT, kItems, kSplitListBatch<kMinBlocks>>(a, w, row, p, merge_row(w, row, p, s), s);
   row_finished(a, w, s.flag);

@@ -41,17 +41,20 @@ __device__ inline bool arrive_last(uint32_t* counter, int blocks, uint32_t& flag
 enum class SplitMode : uint32_t {
   invalid,   // NaN row, all -inf, or an out-of-range device parameter
   greedy,    // temperature 0 or top_k 1: the largest sort key
-  fast,      // candidates = the elements in value bins >= cut_bin (the threshold): top_k to kSplitCap of them
+  fast,      // candidates = the elements in value bins >= their tile's cut: top_k to kSplitCap of them
   fallback,  // anything else: the row's last block runs the one-block algorithm (sample_row)
 };
 struct SplitPlan {
   uint64_t max_key;  // the row's largest sort key (fast rows: found after the gather)
   SplitMode mode;
-  uint32_t cut_bin;  // fast rows: the row's threshold
 };
 
 __device__ __forceinline__ bool split_fast_row(const RowParams& p, int64_t vocab) {
   return p.ok && p.temperature > 0.0f && p.top_k >= 2 && p.top_k <= kSplitCap && int64_t(p.top_k) < vocab;
+}
+// Fast rows whose tiles take their own cuts (split_local_top_k): the threshold kernel leaves them alone.
+__device__ __forceinline__ bool split_local_row(const RowParams& p, int64_t vocab, const SplitWorkspace& w) {
+  return split_fast_row(p, vocab) && split_local_top_k(w.rows, p.top_k, w.tiles);
 }
 
 // Appends the sort keys of this thread's tile elements in value bins >= floor_bin to out[] (slots from
@@ -60,7 +63,7 @@ __device__ __forceinline__ bool split_fast_row(const RowParams& p, int64_t vocab
 // (wave_reserve: every lane of the wave calls this); then a loop over the (few) elements it marks, which
 // reads each one again (from L1 or L2: the tile was just loaded) instead of indexing the registers. The
 // mask is exact (x >= bin_floor(b) exactly when value_bin(x) >= b) for floor_bin 0 or above 0x80, the
-// bins a threshold takes (sampling_threshold_kernel). kFull: the whole tile lies inside the row.
+// bins a cut takes (sampling_threshold_kernel, tile_cut). kFull: the whole tile lies inside the row.
 template <bool kFull, class Loader, class Tile>
 __device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const Tile& x, uint32_t floor_bin,
                                             uint32_t* counter, uint64_t* out, uint32_t cap) {
@@ -96,8 +99,8 @@ __device__ inline uint64_t largest_candidate(int n, Shared& s) {
   return all_max(m, s);
 }
 
-// Draw with uniform u among the row's candidates s.cand[0, n) (unsorted; 1 <= n <= kCap): every element
-// of the row in value bins >= the plan's cut bin, a prefix of its sort order that holds its top k;
+// Draw with uniform u among the row's candidates s.cand[0, n) (unsorted; 1 <= n <= kCap): elements of the
+// row that hold its top k (the draw's rules look at the first top_k of their sort order only);
 // plan.max_key: the largest of them.
 __device__ inline int64_t draw_candidates(const SplitPlan& plan, const RowParams& p, int n, float u, Shared& s) {
   const RowScale sc = row_scale(key_logit(plan.max_key), p);

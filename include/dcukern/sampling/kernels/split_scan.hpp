@@ -1,11 +1,12 @@
 // The scan of the split rows (sampling.split, sampling.split.vec): what each block of a row does with its
 // tile of split_tile(kItems) elements (held in registers), and the merge its row's last block runs.
-//   Rows with a threshold (split_threshold.hpp: fast-path rows whose sample gave one): each block lists
-//   the sort keys of its elements in value bins >= the threshold (its first kListCap of them), counts
-//   them, and notes a NaN; no block-wide step before the row's ticket.
+//   Rows with a cut: each block lists the sort keys of its elements in value bins >= the cut (its first
+//   kListCap of them), counts them, and notes a NaN. The cut is the row's threshold (split_threshold.hpp:
+//   fast rows whose sample gave one; no block-wide step before the row's ticket), or for fast rows of
+//   small top_k (split_local_row) the tile's own (tile_cut: four barriers).
 //   Other rows: each block finds its tile's largest sort key (lowest index among equal ones) and NaN.
 //   The last block of a row to arrive (ticket sync[r].scanned) merges the headers into the row's plan:
-//   invalid (NaN, parameters), greedy (the largest key), fast (the threshold's count lies in
+//   invalid (NaN, parameters), greedy (the largest key), fast (the tiles' counts add up to
 //   [top_k, kSplitCap]: those elements hold the row's top k) or fallback.
 // Determinism: integer counts only; which block merges does not change the plan; the gathered
 // candidate set does not depend on timing (its order does, and it is sorted before the draw).
@@ -93,8 +94,12 @@ __device__ inline Crossings scan_crossings(const uint32_t* count, int n, uint32_
   return out;
 }
 
-// The last block of a row: the headers of all its tiles -> the row's plan (every thread). For fast rows
-// s.scan.tile[] then holds the tiles' counts, and the plan's max_key is not known yet (the gather finds it).
+// s.scan.threshold of rows whose tiles take their own cuts (split_local_row).
+constexpr uint32_t kTileCuts = 0xFFFFFFFEu;
+
+// The last block of a row: the headers of all its tiles -> the row's plan (every thread). For rows with
+// cuts s.scan.tile[] then holds the tiles' counts, and the plan's max_key is not known yet (the gather
+// finds it).
 __device__ inline SplitPlan merge_row(const SplitWorkspace& w, int64_t row, const RowParams& p, SplitShared& s) {
   const int tiles = w.tiles;
   const SplitHeader* h = w.header + row * tiles;
@@ -132,7 +137,7 @@ __device__ inline SplitPlan merge_row(const SplitWorkspace& w, int64_t row, cons
     total += s.scan.wave_word[i];
     nan |= s.scan.wave_flag[i];
   }
-  SplitPlan plan{best, SplitMode::invalid, threshold};
+  SplitPlan plan{best, SplitMode::invalid};
   if (nan || !p.ok) return plan;
   if (threshold != kNoThreshold) {
     plan.mode = total >= uint32_t(p.top_k) && total <= uint32_t(kSplitCap) ? SplitMode::fast : SplitMode::fallback;
@@ -196,13 +201,45 @@ __device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base,
   return word;
 }
 
-// One block's tile of row `row`: for rows with a threshold its list and count, else its largest key;
-// true in the row's last block to arrive (which then sees every tile's writes). s.params: the row's
-// parameters; s.scan.threshold: its threshold.
-// The tile's loads are issued before grid_dependency_wait(): the logits are not written by the threshold
-// kernel this kernel depends on, and that kernel lets this one start only after its own wait (so the
-// kernel that wrote the logits has finished). Everything in the workspace is read or written after it.
-template <bool kVec, DType DT, int kItems>
+// For rows whose tiles take their own cuts (split_local_row): a value bin at or below that of the tile's
+// k-th largest element, so that its list holds its top k (and the row's lists the row's top k). From the
+// threads' largest elements, k of which are k distinct elements of the tile: the bin where their count
+// from the tile's largest reaches k, over the kWindow bins below it. Where it is not reached, or the
+// tile holds a NaN (the row is invalid), kAllFinite: every element above -inf. Four barriers.
+constexpr uint32_t kAllFinite = 0x81u;  // bin_floor(0x81) lies just above -FLT_MAX's bin: past -inf, exact
+template <bool kFull, class Loader, class Tile>
+__device__ inline uint32_t tile_cut(const Loader& L, int64_t base, const Tile& x, int32_t k, ScanShared& s) {
+  float m = -INFINITY;  // this thread's largest element inside the row, or a NaN when it holds one
+  if constexpr (kFull) {
+    m = thread_max(x);
+  } else {  // elements past the row's end may read as 0 (packed pairs)
+#pragma unroll
+    for (int u = 0; u < Tile::kCount; ++u)
+      if (L.index(base, u) < L.vocab) m = fmax_nan(m, x[u]);
+  }
+  for (int b = threadIdx.x; b < kWindow + kWarpSize; b += kThreads) s.count[b] = 0;
+  const uint32_t word = block_max_word(m != m ? kNaNWord : order_key(finite_logit(m)), s.wave_word);
+  if (word == kNaNWord) return kAllFinite;  // the same in every thread
+  const uint32_t top = word >> 16;
+  if (m > -INFINITY) atomicAdd(&s.count[min(top - value_bin(m), uint32_t(kWindow + lane_id()))], 1u);
+  __syncthreads();
+  const Crossings cr = scan_crossings(s.count, kWindow, uint32_t(k), uint32_t(k), s);
+  if (cr.o[0] >= uint32_t(kWindow)) return kAllFinite;
+  // Bins at or below 0x80 start at -inf (bin_floor): 0 there, every element, keeps append_keys' mask exact.
+  return top > cr.o[0] + 0x80u ? top - cr.o[0] : 0u;
+}
+
+// One block's tile of row `row`: for rows with a cut its list and count, else its largest key; true in
+// the row's last block to arrive (which then sees every tile's writes). s.params: the row's parameters;
+// s.scan.threshold: its threshold (kTileCuts: the tiles' own cuts).
+// Where the threshold kernel ran (w.thresholds), the tile's loads are issued before
+// grid_dependency_wait(): the logits are not written by the threshold kernel this kernel depends on, and
+// that kernel lets this one start only after its own wait (so the kernel that wrote the logits has
+// finished). Else this kernel is the call's first and waits before it loads. Everything in the workspace
+// is read or written after the wait.
+// kOwnCuts: the instance serves batches where rows may take their tiles' own cuts (split_local_top_k);
+// without it, none do and the threshold kernel always ran.
+template <bool kVec, DType DT, int kItems, bool kOwnCuts>
 __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, SplitShared& s) {
   const int tiles = w.tiles;
   const int tile = int(blockIdx.x % tiles);
@@ -210,11 +247,14 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
   const int64_t base = int64_t(tile) * split_tile(kItems);
   const bool full = base + split_tile(kItems) <= a.vocab;
   TileRegs<DT, kVec, kItems> x;
+  if (kOwnCuts && !w.thresholds) grid_dependency_wait();  // the call's first kernel: the logits' writer may run
   x.load(L, base);
   begin_dependent_kernel();
   if (threadIdx.x == 0) {
     s.params = row_params(a, row);
-    s.scan.threshold = load_coherent(&w.threshold[row]);
+    const bool own_cuts = kOwnCuts && split_local_row(s.params, a.vocab, w);
+    const bool threshold_ran = !kOwnCuts || w.thresholds;
+    s.scan.threshold = own_cuts ? kTileCuts : threshold_ran ? load_coherent(&w.threshold[row]) : kNoThreshold;
     s.scan.n_list = 0;
     s.scan.nan = 0;
     s.scan.first_index = 0xFFFFFFFFu;
@@ -225,13 +265,18 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
   if (threshold != kNoThreshold) {
     const float m = thread_max(x);
     if (m != m) s.scan.nan = 1;  // a NaN is never marked: the row is invalid anyway
-    if (wave_max_word(m >= bin_floor(threshold) ? 1u : 0u) != 0) {  // wave-uniform (append_keys' reservation)
+    uint32_t cut = threshold;
+    if constexpr (kOwnCuts)
+      if (threshold == kTileCuts)
+        cut = full ? tile_cut<true>(L, base, x, s.params.top_k, s.scan)
+                   : tile_cut<false>(L, base, x, s.params.top_k, s.scan);
+    if (wave_max_word(m >= bin_floor(cut) ? 1u : 0u) != 0) {  // wave-uniform (append_keys' reservation)
       uint64_t* list = w.list + at * kListCap;
-      if (full) append_keys<true>(L, base, x, threshold, &s.scan.n_list, list, uint32_t(kListCap));
-      else append_keys<false>(L, base, x, threshold, &s.scan.n_list, list, uint32_t(kListCap));
+      if (full) append_keys<true>(L, base, x, cut, &s.scan.n_list, list, uint32_t(kListCap));
+      else append_keys<false>(L, base, x, cut, &s.scan.n_list, list, uint32_t(kListCap));
     }
     return arrive_last(&w.sync[row].scanned, tiles, s.flag, [&] {
-      w.header[at] = SplitHeader{0, s.scan.n_list, s.scan.nan ? kHeaderNaN : 0u};
+      w.header[at] = SplitHeader{0, s.scan.n_list, uint16_t(cut), s.scan.nan ? kHeaderNaN : uint16_t(0)};
     });
   }
   uint32_t thread_word;
@@ -241,7 +286,7 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
   // Thread 0 completes the header after the ticket's barrier (every atomicMin is done).
   return arrive_last(&w.sync[row].scanned, tiles, s.flag, [&] {
     const uint64_t key = nan ? 0 : (uint64_t(word) << 32) | uint64_t(0xFFFFFFFFu - s.scan.first_index);
-    w.header[at] = SplitHeader{key, 0, nan ? kHeaderNaN : 0u};
+    w.header[at] = SplitHeader{key, 0, 0, nan ? kHeaderNaN : uint16_t(0)};
   });
 }
 

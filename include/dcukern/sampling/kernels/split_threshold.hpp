@@ -1,8 +1,8 @@
 // sampling_threshold_kernel: the first kernel of the split rows. One block of kBlock threads per row
 // (threshold_threads, workspace.hpp).
-// For a row the fast path may serve (split_fast_row), a value bin tau (w.threshold[row]) such that the row
-// most likely holds between top_k and kSplitCap elements in value bins >= tau; kNoThreshold for the other
-// rows and for a sample with a NaN.
+// For a row the fast path may serve (split_fast_row) but for those whose tiles take their own cuts
+// (split_local_row), a value bin tau (w.threshold[row]) such that the row most likely holds between top_k
+// and kSplitCap elements in value bins >= tau; kNoThreshold for the other rows and for a sample with a NaN.
 // Estimate: the sample is the first 256 bytes of every 2 KB of the row (one eighth); aiming at T elements
 // of the row at or above tau (T = 4k up to k = 128, then sqrt(kSplitCap * k), the geometric middle of k
 // and the cap), tau is the value bin where the sample's count from its top reaches m = max(16, T / 8)
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(kBlock, DCUKERN_CUDA_MIN_BLOCKS(kBlock == kThr
   begin_dependent_kernel();
   const int64_t row = blockIdx.x;
   const RowParams p = row_params(a, row);
-  if (!split_fast_row(p, a.vocab)) {
+  if (!split_fast_row(p, a.vocab) || split_local_row(p, a.vocab, w)) {
     if (threadIdx.x == 0) w.threshold[row] = kNoThreshold;
     return;
   }

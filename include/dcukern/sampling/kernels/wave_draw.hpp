@@ -4,8 +4,8 @@
 // threads a key, two barriers), then its first wave applies top-k, top-p, min-p and the inverse-CDF draw
 // with wave shuffles (wave_draw): the rules of draw_sorted (the block-wide draw), without its ~30
 // barriers.
-// Contract: n <= kWaveDrawCap; s.cand[0, n) holds the row's candidates (unique keys, unsorted), a prefix
-// of its sort order that holds its top k (top_k >= 2). place_small: every thread of the block. wave_draw:
+// Contract: n <= kWaveDrawCap; s.cand[0, n) holds the row's candidates (unique keys, unsorted), elements
+// of the row that hold its top k (top_k >= 2). place_small: every thread of the block. wave_draw:
 // every lane of wave 0 and no other, after place_small; the token index lands in s.b64[1] (the caller
 // synchronises the block before reading it).
 // Determinism: keys are unique; masses are integers; the float sum of the draw runs in lane order.
