@@ -233,6 +233,10 @@ TEST_CASE("small vocabularies: draws follow the exact filtered distribution unde
       const Batch lb(cs.dt, logits_for(cs.dt, cs.v, 2.0, rp, 100 + n), quick_mode() ? 64 : 1024);
       check_distribution(lb, rp);
       check_distribution(lb, rp, split_row(lb));
+      if (rp.top_k >= 2 && rp.top_k <= 128) {  // small batches: the tiles' own cuts (split_local_top_k)
+        const Batch small(cs.dt, lb.row, quick_mode() ? 8 : 32);
+        check_distribution(small, rp, split_row(small));
+      }
       ++n;
     }
   // The generic row on a vector-capable shape agrees in distribution too.
@@ -271,6 +275,11 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
   for (const char* row : {kAutoRow, split_row(f16)})
     for (const auto& r : {rp(0, 0.95, 0.0), rp(1000, 0.8, 0.0), rp(0, 1.0, 0.9), rp(20, 0.95, 0.0)})
       check_distribution(f16, away_from_edges(f16.row, r), row);
+  // Small batches: rows of small k take their tiles' own cuts (split_local_top_k).
+  const int64_t small_b = quick_mode() ? 4 : 32;
+  const Batch c32_small(DType::f32, conc, small_b), f16_small(DType::bf16, flat, small_b);
+  check_distribution(c32_small, away_from_edges(c32_small.row, rp(50, 0.9, 0.0)), split_row(c32_small));
+  check_distribution(f16_small, away_from_edges(f16_small.row, rp(20, 0.95, 0.0)), split_row(f16_small));
 }
 
 TEST_CASE("split rows: a tile with more candidates than its list holds, so the last block gathers the row again") {
@@ -351,7 +360,7 @@ TEST_CASE("split rows of small top_k: each tile's own cut holds the row's top k,
     for (DType dt : {DType::f32, DType::bf16}) {
       std::vector<float> row(*c.row);
       for (auto& x : row) x = ref::to_float(dt, ref::from_float(dt, x));
-      const Batch lb(dt, row, quick_mode() ? 64 : 1024);
+      const Batch lb(dt, row, quick_mode() ? 8 : 32);  // below kSplitLargeBatch: the tiles' own cuts
       ref::SamplingRowParams rp;
       rp.top_k = c.k;
       rp.temperature = c.temperature;
@@ -492,7 +501,9 @@ TEST_CASE("k > V, odd V up to 262144, B = 1024, -inf entries, per-row device par
   const std::vector<int64_t> vs = quick_mode() ? std::vector<int64_t>{1, 2, 7, 4099}
                                                : std::vector<int64_t>{1, 2, 7, 4099, 65537, 262144};
   for (int64_t v : vs) {
-    const int64_t b = quick_mode() ? 16 : (v >= 65537 ? 1024 : 256);
+    // V = 4099 in 48 rows: its rows of k = 3 and 40 take their tiles' own cuts while the threshold kernel
+    // runs for the others (per-row k).
+    const int64_t b = quick_mode() ? 16 : v >= 65537 ? 1024 : v == 4099 ? 48 : 256;
     std::mt19937_64 rng(v);
     std::normal_distribution<float> nd(0.0f, 3.0f);
     std::vector<float> l(v);
