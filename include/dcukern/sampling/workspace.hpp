@@ -37,6 +37,7 @@ constexpr int kWindow = 1024;       // value bins the threshold kernel counts be
 constexpr int kSplitCap = 2048;     // candidates per row (= kCap of the kernels)
 constexpr int kListCap = 256;       // sort keys one tile may list
 constexpr uint32_t kNoThreshold = 0xFFFFFFFFu;
+
 struct SplitSync {
   uint32_t scanned, pad;
 };
@@ -55,7 +56,7 @@ struct SplitWorkspace {
   SplitHeader* header;
   uint64_t* list;
   int tiles;
-  int items;     // elements per thread of a tile (split_items)
+  int items;     // elements per thread of a tile (split_layout)
   int rows;      // B
   bool advance;     // the last row to finish adds 1 to *offset_ptr
   bool thresholds;  // the threshold kernel ran (split_thresholds): else no row has a threshold
