@@ -2,10 +2,14 @@
 // B in {1, 8, 32, 128, 256, 512}, H = 16, HV in {32, 48}, K = V = 128, fp32 state, in-kernel gating and
 // L2 norm (one kernel for the whole step), for automatic selection (both layouts) and the generic row;
 // and the conv1d update at B in {1, 32, 256}, 8192 channels, width 4. Every row that is not chosen
-// automatically is also run pinned (experimental rows, which have no evidence yet, forced). A read-modify-write ceiling (16-byte vectors read and written back in
-// place, the state's traffic without its math) over the same bytes shows what the traffic pattern allows.
+// automatically is also run pinned (experimental rows, which have no evidence yet, forced). A
+// read-modify-write ceiling (16-byte vectors read and written back in place, the state's traffic without
+// its math) over each cell's state bytes (B x HV / 16 MiB at B >= 32), and over smaller ones, shows what
+// the traffic pattern allows at that size. With DCUKERN_BENCH_GDN_SWEEP set in the environment, the
+// recurrent step also runs at every even B from 20 to 44 (time against batch around B = 32).
 // State pools rotate through > 4x L2 (HBM-cold); time from CUDA-graph replay. Counters: us per step,
 // GB/s of state bytes read + written (conv1d: every byte moved), % of the read bandwidth measured here.
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -239,7 +243,14 @@ void register_all() {
       add(base + "vk/gdn.tiled.vk.c16", bench_gdn, batch, hv, GdnStateLayout::vk, "gdn.tiled.vk.c16");
       add(base + "kv/gdn.generic", bench_gdn, batch, hv, GdnStateLayout::kv, "gdn.generic");
     }
-  for (int64_t mb : {64, 256, 1536})
+  if (std::getenv("DCUKERN_BENCH_GDN_SWEEP"))
+    for (int hv : kValueHeads)
+      for (int batch = 20; batch <= 44; batch += 2) {
+        const std::string base = "sweep/HV" + std::to_string(hv) + "/B" + std::to_string(batch) + "/";
+        add(base + "kv/auto", bench_gdn, batch, hv, GdnStateLayout::kv, static_cast<const char*>(nullptr));
+        add(base + "vk/auto", bench_gdn, batch, hv, GdnStateLayout::vk, static_cast<const char*>(nullptr));
+      }
+  for (int64_t mb : {16, 32, 48, 64, 96, 128, 256, 384, 512, 768, 1024, 1536})
     add("ceiling/rmw/MB" + std::to_string(mb), bench_rmw, mb << 20);
   for (int batch : {1, 32, 256}) {
     const std::string base = "conv1d/B" + std::to_string(batch) + "/dim8192/w4/";
