@@ -26,12 +26,10 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
                           what);
   };
   if (w->thresholds) {
-    const Status threshold = threshold_threads(batch, ctx.facts.compute_units) == kThresholdThreadsWide
-                                 ? launch(sampling_threshold_kernel<kVec, DT, kThresholdThreadsWide>, batch,
-                                          "sampling threshold launch", kThresholdThreadsWide)
-                                 : launch(sampling_threshold_kernel<kVec, DT, kThresholdThreads>, batch,
-                                          "sampling threshold launch", kThresholdThreads);
-    if (!threshold.ok()) return threshold;
+    const int threads = threshold_threads(batch, ctx.facts.compute_units);
+    const auto kernel = threads == kThresholdThreadsWide ? sampling_threshold_kernel<kVec, DT, kThresholdThreadsWide>
+                                                         : sampling_threshold_kernel<kVec, DT, kThresholdThreads>;
+    if (Status e = launch(kernel, batch, "sampling threshold launch", threads); !e.ok()) return e;
   }
   const int64_t grid = batch * w->tiles;
   if constexpr (kVec) {  // the scalar-load row takes one instance at every batch (split_layout)

@@ -206,13 +206,14 @@ __device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base,
 // threads' largest elements, k of which are k distinct elements of the tile: the bin where their count
 // from the tile's largest reaches k, over the kWindow bins below it. Where it is not reached, or the
 // tile holds a NaN (the row is invalid), kAllFinite: every element above -inf. Four barriers.
+// tile_max: thread_max(x), this thread's largest element inside the row where the tile is full.
 constexpr uint32_t kAllFinite = 0x81u;  // bin_floor(0x81) lies just above -FLT_MAX's bin: past -inf, exact
 template <bool kFull, class Loader, class Tile>
-__device__ inline uint32_t tile_cut(const Loader& L, int64_t base, const Tile& x, int32_t k, ScanShared& s) {
-  float m = -INFINITY;  // this thread's largest element inside the row, or a NaN when it holds one
-  if constexpr (kFull) {
-    m = thread_max(x);
-  } else {  // elements past the row's end may read as 0 (packed pairs)
+__device__ inline uint32_t tile_cut(const Loader& L, int64_t base, const Tile& x, float tile_max, int32_t k,
+                                    ScanShared& s) {
+  float m = tile_max;  // this thread's largest element inside the row, or a NaN when it holds one
+  if constexpr (!kFull) {  // elements past the row's end may read as 0 (packed pairs)
+    m = -INFINITY;
 #pragma unroll
     for (int u = 0; u < Tile::kCount; ++u)
       if (L.index(base, u) < L.vocab) m = fmax_nan(m, x[u]);
@@ -268,8 +269,8 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
     uint32_t cut = threshold;
     if constexpr (kOwnCuts)
       if (threshold == kTileCuts)
-        cut = full ? tile_cut<true>(L, base, x, s.params.top_k, s.scan)
-                   : tile_cut<false>(L, base, x, s.params.top_k, s.scan);
+        cut = full ? tile_cut<true>(L, base, x, m, s.params.top_k, s.scan)
+                   : tile_cut<false>(L, base, x, m, s.params.top_k, s.scan);
     if (wave_max_word(m >= bin_floor(cut) ? 1u : 0u) != 0) {  // wave-uniform (append_keys' reservation)
       uint64_t* list = w.list + at * kListCap;
       if (full) append_keys<true>(L, base, x, cut, &s.scan.n_list, list, uint32_t(kListCap));

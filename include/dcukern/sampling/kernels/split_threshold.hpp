@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(kBlock, DCUKERN_CUDA_MIN_BLOCKS(kBlock == kThr
   begin_dependent_kernel();
   const int64_t row = blockIdx.x;
   const RowParams p = row_params(a, row);
-  if (!split_fast_row(p, a.vocab) || split_local_row(p, a.vocab, w)) {
+  if (!split_fast_row(p, a.vocab) || split_local_top_k(w.rows, p.top_k, w.tiles)) {
     if (threadIdx.x == 0) w.threshold[row] = kNoThreshold;
     return;
   }
