@@ -101,7 +101,7 @@ Status launch_mma_dim(const AttnArgs& a, unsigned n, stream_t s) {
                                  " bytes of shared memory per block; this device allows less");
     }
   }
-  attention_mma_kernel<KVT, kDim, kVariant><<<n, kAttnThreads, bytes, s>>>(a);
+  attention_mma_kernel<KVT, kDim, kVariant><<<n, kMmaThreads<KVT, kDim, kVariant>, bytes, s>>>(a);
   return Status::success();
 }
 // Blocks of the instantiation one SM holds (the runtime's answer for its registers and shared memory; 0
@@ -112,7 +112,7 @@ int mma_resident_blocks() {
   const void* kernel = reinterpret_cast<const void*>(&attention_mma_kernel<KVT, kDim, kVariant>);
   int blocks = 0;
   if ((bytes > 0 && runtime_allow_dynamic_shared(kernel, bytes) != kRuntimeSuccess) ||
-      runtime_resident_blocks(&blocks, kernel, kAttnThreads, bytes) != kRuntimeSuccess) {
+      runtime_resident_blocks(&blocks, kernel, kMmaThreads<KVT, kDim, kVariant>, bytes) != kRuntimeSuccess) {
     (void)runtime_last_error();
     return 0;
   }

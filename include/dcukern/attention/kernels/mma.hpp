@@ -2,9 +2,10 @@
 // tile of up to 8 query rows sharing one KV head. Unsplit, or one KV chunk per block for split-KV.
 // Contract: the grouped rows' (head_dim a multiple of 8 and <= kDim, pools and strides aligned to 8
 // elements; the elements past head_dim of a kDim build are not read); Feature::nv_mma_f16.
-// Work split: block = (query tile, KV head, chunk, sequence) (query_tile.hpp); its 4 warps take turns
-// over groups of 16 keys. Per group a warp computes S = Q K^T (M = 16 query rows, of which the tile's
-// <= 8 are real; N = the 16 keys as two 8-key tiles; K = head_dim) and then O^T += V^T P^T (M = 16 head
+// Work split: block = (query tile, KV head, chunk, sequence) (query_tile.hpp); its 4 teams of warps take
+// turns over groups of 16 keys (a team is one warp, or two that split the head dim: kMmaHeadSplit). Per
+// group a warp computes S = Q K^T (M = 16 query rows, of which the tile's <= 8 are real; N = the 16 keys
+// as two 8-key tiles; K = head_dim or the warp's half) and then O^T += V^T P^T (M = 16 head
 // elements per tile, N = 8 query rows, K = the 16 keys), so the probabilities go from S's accumulator
 // straight into P^T's fragment. The head dim is permuted (a dot product and the output's element order
 // are ours to choose) so that every fragment is filled from whole 16-byte loads: lane (g, c) reads
@@ -59,6 +60,11 @@ __device__ __forceinline__ uint32_t pack2(uint16_t lo, uint16_t hi) { return uin
 
 
 #if DCUKERN_PLATFORM_CUDA
+// A barrier of the `threads` threads (whole warps) that reach it with the same id (1..15; 0 is
+// __syncthreads'); their shared-memory writes before it are visible to each other after it.
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
 // Elements e and e + 1 (e even, 0..6) of key x and of key y, as the MMA words {x_e, y_e} and {x_e+1, y_e+1}.
 // fp8: one byte permute gathers the four bytes, each half then converts in place.
 template <DType KVT>
@@ -101,10 +107,20 @@ enum class MmaVariant : uint8_t {
   smem_pipeline_shallow,
 };
 
-// The ring of a pipelined variant.
+// Warps that share each 16-key group, each over its own kDim / kMmaHeadSplit head elements: 2 for the
+// pipelined variants at head_dim bound 256 with f16/bf16 KV, whose ring (192 KiB) leaves room for one
+// block an SM, so that the SM runs 8 warps instead of 4 (at B = 1 one warp a scheduler was the bound:
+// capabilities/evidence/attention-sm_90.json, profile_b1_long_context). The two warps sum their halves
+// of S through shared memory (one 64-thread barrier a group); each keeps its half of O.
 template <DType KVT, int kDim, MmaVariant kVariant>
-using MmaRing =
-    MmaKvRing<kDim, KVT == DType::fp8_e4m3 ? 1 : 2, kVariant == MmaVariant::smem_pipeline_shallow ? 3 : 6>;
+constexpr int kMmaHeadSplit = kVariant != MmaVariant::standard && kDim > 128 && KVT != DType::fp8_e4m3 ? 2 : 1;
+template <DType KVT, int kDim, MmaVariant kVariant>
+constexpr int kMmaThreads = kAttnThreads * kMmaHeadSplit<KVT, kDim, kVariant>;
+
+// The ring of a pipelined variant (per warp, over the warp's head elements).
+template <DType KVT, int kDim, MmaVariant kVariant>
+using MmaRing = MmaKvRing<kDim / kMmaHeadSplit<KVT, kDim, kVariant>, KVT == DType::fp8_e4m3 ? 1 : 2,
+                          kVariant == MmaVariant::smem_pipeline_shallow ? 3 : 6>;
 
 // What finish_group asks its group's source for (attention_mma_kernel).
 enum class Fetch : uint8_t { k_vec, v_all, v_vec };
@@ -114,8 +130,8 @@ template <DType KVT, int kDim, MmaVariant kVariant>
 constexpr int mma_dynamic_shared_bytes() {
   if constexpr (kVariant != MmaVariant::standard) {
     using Ring = MmaRing<KVT, kDim, kVariant>;
-    constexpr int ring = kAttnThreads / 32 * Ring::kStages * Ring::kStageBytes;
-    constexpr int acc = kAttnThreads / 32 * kMmaTile * kDim * 4;
+    constexpr int ring = kMmaThreads<KVT, kDim, kVariant> / 32 * Ring::kStages * Ring::kStageBytes;
+    constexpr int acc = kAttnThreads / 32 * kMmaTile * kDim * 4;  // one slot a team of kMmaHeadSplit warps
     return ring > acc ? ring : acc;
   } else {
     return 0;
@@ -123,35 +139,40 @@ constexpr int mma_dynamic_shared_bytes() {
 }
 
 template <DType KVT, int kDim, MmaVariant kVariant = MmaVariant::standard>
-__global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a) {
+__global__ void __launch_bounds__(kMmaThreads<KVT, kDim, kVariant>) attention_mma_kernel(AttnArgs a) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
   constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
   constexpr bool kFp8 = KVT == DType::fp8_e4m3;
   constexpr bool kPipeline = kVariant != MmaVariant::standard;
-  constexpr int kWarps = kAttnThreads / 32;
-  using Map = MmaHeadMap<kDim, kPipeline || kMmaSectorMap<KVT, kDim>>;
+  constexpr int kThreads = kMmaThreads<KVT, kDim, kVariant>, kSplit = kMmaHeadSplit<KVT, kDim, kVariant>;
+  constexpr int kWarps = kThreads / 32, kTeams = kWarps / kSplit;
+  constexpr int kWarpDim = kDim / kSplit;  // head elements a warp holds
+  using Map = MmaHeadMap<kWarpDim, kPipeline || kMmaSectorMap<KVT, kDim>>;
   constexpr int kSteps = Map::kSteps, kKVecs = Map::kKVecs, kVVecs = Map::kVVecs;
-  __shared__ float s_acc_own[kPipeline ? 1 : kWarps][kMmaTile][kDim];
+  __shared__ float s_acc_own[kPipeline ? 1 : kTeams][kMmaTile][kDim];
   // The pipeline's rings, then its s_acc. 128-byte aligned: a ring at a 16-byte but not 128-byte aligned
   // offset (the static arrays' size decides it) ran 1.13-1.24x slower on the H200.
   extern __shared__ __align__(128) unsigned char s_dynamic[];
-  using Acc = float[kWarps][kMmaTile][kDim];
+  using Acc = float[kTeams][kMmaTile][kDim];
   Acc& s_acc = [&]() -> Acc& {
     if constexpr (kPipeline) return *reinterpret_cast<Acc*>(s_dynamic);
     else return s_acc_own;
   }();
-  __shared__ float s_m[kMmaTile][kWarps], s_l[kMmaTile][kWarps], s_le[kMmaTile][kWarps];
-  __shared__ uint4 s_q[kSteps][32];
+  __shared__ float s_m[kMmaTile][kTeams], s_l[kMmaTile][kTeams], s_le[kMmaTile][kTeams];
+  __shared__ uint4 s_q[kSplit][kSteps][32];
+  // A team's halves of S, double-buffered by group parity: [team][parity][warp of the team][lane][key].
+  __shared__ float s_s[kSplit > 1 ? kTeams : 1][2][kSplit][32][4];
 
   using Ring = MmaRing<KVT, kDim, kVariant>;  // (the pipeline's)
   grid_dependents_launch();  // split: the merge (a dependent launch) may start; it waits for this kernel's end
   const TileBlock tb = tile_block(a);
   QueryTile<kMmaTile> qt(a, tb, QueryTile<kMmaTile>::RowsOnly{});  // key ranges: set_keys below
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  const int team = warp / kSplit, half = warp % kSplit;  // the team's warps share key groups
   const int g = lane / 4, c = lane % 4;
   // Warps take groups of 16 keys in turn. (Measured and dropped: two groups per warp step for fp8, as many
   // bytes in flight as bf16's one, 165-234 registers: 0.99-1.50x the time where B x context >= 128K.)
-  constexpr int64_t kStride = 16 * kWarps;
+  constexpr int64_t kStride = 16 * kTeams;
   // Lane i: the block-table entry of key base + i % 16 (0 past the table), and the pool offset of that key
   // from its entry (-1 past the block's keys).
   const int32_t* table_row = a.block_table + tb.b * a.bt_stride;
@@ -174,7 +195,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   // are read again then), and the tile's q.
   constexpr int kFirstGroups = kPipeline ? Ring::kStages : 1;
   const int64_t context_len = a.context_lens[tb.b];
-  const int64_t first = QueryTile<kMmaTile>::first_key(a, tb) + 16 * warp;
+  const int64_t first = QueryTile<kMmaTile>::first_key(a, tb) + 16 * team;
   int32_t first_entries[kFirstGroups];
 #pragma unroll
   for (int st = 0; st < kFirstGroups; ++st) first_entries[st] = table_entry(first + kStride * st);
@@ -183,16 +204,16 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   // the pipeline it lies over warp 0's first ring stage, whose copies start after the barriers below).
   float(&s_qf)[kMmaTile][kDim] = s_acc[0];
   {
-    // Element i = tid + j * kAttnThreads (tid < kAttnThreads, a power of two: the OR below is that sum, and
-    // i's row is a compile-time constant where kDim >= kAttnThreads). Every load is issued before any
+    // Element i = tid + j * kThreads (tid < kThreads, a power of two: the OR below is that sum, and i's
+    // row is a compile-time constant where kDim >= kThreads). Every load is issued before any
     // value is converted.
-    static_assert((kAttnThreads & (kAttnThreads - 1)) == 0, "block size a power of two");
-    constexpr int kPer = kMmaTile * kDim / kAttnThreads;
-    const int tid = static_cast<int>(threadIdx.x) % kAttnThreads;
+    static_assert((kThreads & (kThreads - 1)) == 0, "block size a power of two");
+    constexpr int kPer = kMmaTile * kDim / kThreads;
+    const int tid = static_cast<int>(threadIdx.x) % kThreads;
     uint16_t x[kPer];
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
-      const int i = tid | j * kAttnThreads, qg = i / kDim, d = i % kDim;
+      const int i = tid | j * kThreads, qg = i / kDim, d = i % kDim;
       int t, h;
       qt.token_head(qg, t, h);
       x[j] = qg < qt.rows && d < a.head_dim ? tile_q_bits(a, tb.b, t, h, d) : uint16_t(0);
@@ -201,36 +222,36 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     const float qs = q_prescale(a, kFp8 ? a.k_scale : 1.f);  // kFp8Rescale goes on S (f16 q keeps its range)
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
-      const int i = tid | j * kAttnThreads;
+      const int i = tid | j * kThreads;
       s_qf[i / kDim][i % kDim] = q_value(a, x[j]) * qs;
     }
   }
   const TileRow row = qt.row(g);  // this lane's query row (rows >= qt.rows have an empty range)
   // Pool offsets of the warp's first groups (from the entries read above where they are the right ones).
   auto first_offset = [&](int st) -> int64_t {
-    const int64_t base = qt.blk_lo + 16 * warp + kStride * st;
-    return qt.blk_lo + 16 * warp == first ? key_offset_from(base, first_entries[st]) : key_offset(base);
+    const int64_t base = qt.blk_lo + 16 * team + kStride * st;
+    return qt.blk_lo + 16 * team == first ? key_offset_from(base, first_entries[st]) : key_offset(base);
   };
   __syncthreads();
   // Q fragments (row g: hi; row g + 8: lo), in shared memory (read once per k-step; registers go to
   // the K/V loads in flight): k-step s, lane (g, c) holds elements Map::q_elem(c, s, r, e) (words r = 0,
   // 1; halves e) as the A operand's words {hi r0, lo r0, hi r1, lo r1}.
-  for (int i = static_cast<int>(threadIdx.x); i < kSteps * 32; i += kAttnThreads) {
-    const int s = i / 32, qg = (i % 32) / 4, qc = i % 4;
+  for (int i = static_cast<int>(threadIdx.x); i < kSplit * kSteps * 32; i += kThreads) {
+    const int h = i / (kSteps * 32), s = i / 32 % kSteps, qg = (i % 32) / 4, qc = i % 4;
     uint32_t w[4];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       uint16_t hi[2], lo[2];
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float x = s_qf[qg][Map::q_elem(qc, s, r, e)];
+        const float x = s_qf[qg][kWarpDim * h + Map::q_elem(qc, s, r, e)];
         hi[e] = to_mma<MT>(x);
         lo[e] = to_mma<MT>(x - from_mma<MT>(hi[e]));
       }
       w[r] = pack2(hi[0], hi[1]);
       w[2 + r] = pack2(lo[0], lo[1]);
     }
-    s_q[s][i % 32] = make_uint4(w[0], w[2], w[1], w[3]);  // the A operand's order: (g, hi), (g + 8, lo), ...
+    s_q[h][s][i % 32] = make_uint4(w[0], w[2], w[1], w[3]);  // the A operand's order: (g, hi), (g + 8, lo), ...
   }
   __syncthreads();  // s_q complete; s_qf (s_acc) free again
 
@@ -251,6 +272,27 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     KvVec<KVT> k[2][kKVecs], v[4][kVVecs];
   };
   auto v_key = [&](int r) { return 2 * c + (r & 1) + 8 * (r >> 1); };
+  // A team's warps add their halves of S (each lane's hi and lo rows summed first): both get the same
+  // bits (the sum is commutative), so both run the same softmax. One barrier of the team's threads a
+  // group; the parity's buffer is free again once the partner has passed the next group's barrier.
+  int parity = 0;
+  auto sum_team_halves = [&](float (&sc)[2][4]) {
+    float part[4];
+#pragma unroll
+    for (int t = 0; t < 2; ++t)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) part[2 * t + e] = sc[t][e] + sc[t][2 + e];
+    float(&mine)[4] = s_s[team][parity][half][lane];
+    float(&other)[4] = s_s[team][parity][half ^ 1][lane];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) mine[j] = part[j];
+    named_barrier(1 + team, 32 * kSplit);
+#pragma unroll
+    for (int t = 0; t < 2; ++t)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) sc[t][e] = part[2 * t + e] + other[2 * t + e], sc[t][2 + e] = 0.f;
+    parity ^= 1;
+  };
   auto load_v = [&](Group& gr) {
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
@@ -277,7 +319,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
         else gr.k[t][i].zero();
       }
     }
-    if constexpr (kDim <= 128) load_v(gr);
+    if constexpr (kWarpDim <= 128) load_v(gr);
   };
   // S, the online softmax and O^T += V^T P^T for one group. fetch(gr, part, i) brings the parts of the
   // group that are not in registers yet, just before their use: K vector i (both keys) before the two
@@ -291,7 +333,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
       if (s % 2 == 0) fetch(gr, Fetch::k_vec, s / 2);
-      const uint4 qf = s_q[s][lane];
+      const uint4 qf = s_q[half][s][lane];
 #pragma unroll
       for (int t = 0; t < 2; ++t) {
         uint32_t b0, b1;
@@ -299,7 +341,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
         mma_16816<MT>(sc[t], qf.x, qf.y, qf.z, qf.w, b0, b1);  // rows g: q's hi; rows g + 8: its lo
       }
     }
-    if constexpr (kDim > 128) fetch(gr, Fetch::v_all, 0);
+    if constexpr (kSplit > 1) sum_team_halves(sc);
+    if constexpr (kWarpDim > 128) fetch(gr, Fetch::v_all, 0);
     // Online softmax for row g over the 16 keys (the 4 lanes of a row share max and rescale). The soft
     // cap is one warp-uniform branch over the group's 4 logits (not one per logit: the math on either
     // side of it schedules as one block).
@@ -382,6 +425,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
   if constexpr (kPipeline) {
     constexpr int kElemBytes = kFp8 ? 1 : 2;
     unsigned char* ring = s_dynamic + warp * Ring::kStages * Ring::kStageBytes;
+    const int first_elem = kWarpDim * half;  // the warp's head elements: [first_elem, first_elem + kWarpDim)
     // Copies a group's K and V rows into stage `st` in pieces of kPiece chunks (kPiece * kChunkBytes bytes):
     // lane i of `offs` holds the pool offset of the group's key i % 16; rows past the block's keys and
     // chunks past head_dim are zero-filled. A lane copies the same chunks of rows r0 + j * kRowStep, so its
@@ -391,9 +435,9 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       constexpr int kPiece = decltype(piece)::value, kPieces = Ring::kChunks / kPiece, kRowStep = 32 / kPieces;
       constexpr int kBytes = kPiece * Ring::kChunkBytes;
       const int r0 = lane / kPieces, ch = lane % kPieces * kPiece;
-      const bool chunk_real = 8 * ch < a.head_dim;
-      const uint8_t* k_src = static_cast<const uint8_t*>(a.k) + 8 * ch * kElemBytes;
-      const uint8_t* v_src = static_cast<const uint8_t*>(a.v) + 8 * ch * kElemBytes;
+      const bool chunk_real = first_elem + 8 * ch < a.head_dim;
+      const uint8_t* k_src = static_cast<const uint8_t*>(a.k) + (first_elem + 8 * ch) * kElemBytes;
+      const uint8_t* v_src = static_cast<const uint8_t*>(a.v) + (first_elem + 8 * ch) * kElemBytes;
       unsigned char* stage = ring + st * Ring::kStageBytes;
       const int k_own = Ring::k_offset(0, r0, ch), v_own = Ring::v_offset(0, r0, ch);
 #pragma unroll
@@ -440,7 +484,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     };
     // Groups kStages - 1 ahead of the one being computed are in flight; each iteration refills the stage
     // the previous one read.
-    int64_t ahead = qt.blk_lo + 16 * warp;
+    int64_t ahead = qt.blk_lo + 16 * team;
 #pragma unroll
     for (int st = 0; st < Ring::kStages - 1; ++st) {
       if (ahead < qt.blk_hi) copy_group(st, first_offset(st));
@@ -450,7 +494,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     int64_t next_off = first_offset(Ring::kStages - 1);
     int32_t after_entries = table_entry(ahead + kStride);
     int st = 0;
-    for (int64_t base = qt.blk_lo + 16 * warp; base < qt.blk_hi; base += kStride) {
+    for (int64_t base = qt.blk_lo + 16 * team; base < qt.blk_hi; base += kStride) {
       __syncwarp();  // the lanes' reads of the stage refilled now are done
       if (ahead < qt.blk_hi) copy_group(st == 0 ? Ring::kStages - 1 : st - 1, next_off);
       cp_async_commit();
@@ -461,14 +505,14 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
       __syncwarp();  // the group's copies by every lane are visible
       Group cur;
       cur.base = base, cur.my_off = -1;  // (the ring's groups need no offsets)
-      if constexpr (kDim <= 128) {  // the whole group at once (as measured at 1a943c1)
+      if constexpr (kWarpDim <= 128) {  // the whole group at once (as measured at 1a943c1)
 #pragma unroll
         for (int i = 0; i < kKVecs; ++i) read_k(cur, st, i);
 #pragma unroll
         for (int i = 0; i < kVVecs; ++i) read_v(cur, st, i);
       }
       finish_group(cur, [&](Group& gr, Fetch part, int i) {
-        if constexpr (kDim > 128) {
+        if constexpr (kWarpDim > 128) {
           if (part == Fetch::k_vec) read_k(gr, st, i);
           if (part == Fetch::v_vec) read_v(gr, st, i);
         }
@@ -479,7 +523,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     __syncthreads();  // every warp is done with its ring: s_acc takes the space
   } else {
     int64_t next_off = first_offset(0);
-    for (int64_t base = qt.blk_lo + 16 * warp; base < qt.blk_hi; base += kStride) {
+    for (int64_t base = qt.blk_lo + 16 * team; base < qt.blk_hi; base += kStride) {
       Group cur;
       start_group(cur, base, next_off);
       next_off = key_offset(base + kStride);
@@ -495,17 +539,17 @@ __global__ void __launch_bounds__(kAttnThreads) attention_mma_kernel(AttnArgs a)
     l += __shfl_xor_sync(0xffffffffu, l, lanes);
     le += __shfl_xor_sync(0xffffffffu, le, lanes);
   }
-  if (c == 0) s_m[g][warp] = m, s_l[g][warp] = l, s_le[g][warp] = le;
+  if (c == 0 && half == 0) s_m[g][team] = m, s_l[g][team] = l, s_le[g][team] = le;  // (the team's are equal)
 #pragma unroll
   for (int u = 0; u < kSteps; ++u) {
-    const int d = Map::o_elem(g, u, 0);
-    s_acc[warp][2 * c][d] = o[u][0];
-    s_acc[warp][2 * c + 1][d] = o[u][1];
-    s_acc[warp][2 * c][d + 1] = o[u][2];
-    s_acc[warp][2 * c + 1][d + 1] = o[u][3];
+    const int d = kWarpDim * half + Map::o_elem(g, u, 0);
+    s_acc[team][2 * c][d] = o[u][0];
+    s_acc[team][2 * c + 1][d] = o[u][1];
+    s_acc[team][2 * c][d + 1] = o[u][2];
+    s_acc[team][2 * c + 1][d + 1] = o[u][3];
   }
   __syncthreads();
-  finish_tile<kMmaTile, kWarps, kDim>(a, tb, qt, s_acc, s_m, s_l, s_le, kFp8 ? a.v_scale * kFp8Rescale : 1.f);
+  finish_tile<kMmaTile, kTeams, kDim, kThreads>(a, tb, qt, s_acc, s_m, s_l, s_le, kFp8 ? a.v_scale * kFp8Rescale : 1.f);
 #else
   unreachable_on_this_target();
 #endif

@@ -139,7 +139,8 @@ __device__ __forceinline__ float tile_logit(const AttnArgs& a, const TileRow& r,
 // multiplies the result (fp8 V scale, 1 otherwise). Two steps: thread g merges row g's slot states once
 // (the slots' weights, v_scale / L folded in; the LSE; where the row's output goes), then the block
 // combines the slots' outputs element by element. The caller has synchronised after writing s_acc.
-template <int kTile, int kSlots, int kDim>
+// kThreads: the block's threads.
+template <int kTile, int kSlots, int kDim, int kThreads = kAttnThreads>
 __device__ __forceinline__ void finish_tile(const AttnArgs& a, const TileBlock& tb, const QueryTile<kTile>& qt,
                                             const float (&s_acc)[kSlots][kTile][kDim], const float (&s_m)[kTile][kSlots],
                                             const float (&s_l)[kTile][kSlots], const float (&s_le)[kTile][kSlots],
@@ -184,7 +185,7 @@ __device__ __forceinline__ void finish_tile(const AttnArgs& a, const TileBlock& 
     }
   }
   __syncthreads();
-  for (int idx = tid; idx < qt.rows * kDim; idx += kAttnThreads) {
+  for (int idx = tid; idx < qt.rows * kDim; idx += kThreads) {
     const int g = idx / kDim, d = idx % kDim;
     if (d >= D) continue;
     float o = 0.f;
