@@ -237,7 +237,8 @@ __global__ void __launch_bounds__(kMmaThreads<KVT, kDim, kVariant>) attention_mm
   // the K/V loads in flight): k-step s, lane (g, c) holds elements Map::q_elem(c, s, r, e) (words r = 0,
   // 1; halves e) as the A operand's words {hi r0, lo r0, hi r1, lo r1}.
   for (int i = static_cast<int>(threadIdx.x); i < kSplit * kSteps * 32; i += kThreads) {
-    const int h = i / (kSteps * 32), s = i / 32 % kSteps, qg = (i % 32) / 4, qc = i % 4;
+    const int h = kSplit > 1 ? i / (kSteps * 32) : 0, s = kSplit > 1 ? i / 32 % kSteps : i / 32;
+    const int qg = (i % 32) / 4, qc = i % 4;
     uint32_t w[4];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
