@@ -139,7 +139,7 @@ constexpr int mma_dynamic_shared_bytes() {
 }
 
 template <DType KVT, int kDim, MmaVariant kVariant = MmaVariant::standard>
-__global__ void __launch_bounds__(kMmaThreads<KVT, kDim, kVariant>) attention_mma_kernel(AttnArgs a) {
+__global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_mma_kernel(AttnArgs a) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
   constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
   constexpr bool kFp8 = KVT == DType::fp8_e4m3;
