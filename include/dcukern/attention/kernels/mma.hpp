@@ -98,7 +98,8 @@ enum class MmaVariant : uint8_t {
   // K/V reach registers through a per-warp shared-memory ring (mma_kv_ring.hpp) that cp.async fills
   // kStages - 1 groups ahead, so a warp's loads stay in flight during its math without holding
   // registers; sector head map. sm_90 registers: 181 (bf16 D 128), 158 (fp8 D 128). Shared memory per
-  // block: 96 KiB (2 blocks per SM) up to head_dim 128 and for fp8 at 256, 192 KiB at f16/bf16 256.
+  // block: 96 KiB (2 blocks per SM) up to head_dim 128 and for fp8 at 256, 192 KiB at f16/bf16 256 (8 warps
+  // there, kMmaHeadSplit: 254 registers).
   // Row attention.mma_split.smem_pipeline (sm_90).
   smem_pipeline,
   // The same with a 3-stage ring: fp8 at head_dim bound 128 takes 48 KiB a block, so 4 blocks share an
