@@ -17,7 +17,7 @@
 // free), so one MMA per k-step and key tile takes both; P is rounded to the MMA type and o is normalised
 // by the sum of the rounded values, so P's rounding cancels in o; the LSE comes from the unrounded sum.
 // (Measured and dropped: scale on S in fp32, 4-30% slower.)
-// Softmax state is online per warp (base 2); the 4 warps' states merge in warp order (finish_tile).
+// Softmax state is online per team of warps (base 2); the 4 teams' states merge in team order (finish_tile).
 // The prologue issues the context length, the first groups' block-table entries and the tile's q (staged
 // in shared memory) before it waits for any; after issuing a group's loads, a warp reads the block-table
 // entries of its next group (the pipelined variants: of the group after that, a whole group of math before

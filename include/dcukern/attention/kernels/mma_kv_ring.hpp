@@ -23,7 +23,8 @@ struct MmaKvRing {
   static constexpr int kMatrixBytes = 16 * kDim * kElemBytes;  // K (or V) rows of 16 keys
   static constexpr int kStageBytes = 2 * kMatrixBytes;
   // Ring per warp: 24 KiB (a 4-warp block's 96 KiB leave room for 2 blocks per SM on sm_90), or 3 stages
-  // where 24 KiB hold fewer than 2 (f16/bf16 at head_dim 256: 192 KiB a block, 1 block per SM). Up to 6
+  // where 24 KiB hold fewer than 2 (f16/bf16 rows of 256: 48 KiB a warp; the kernel splits those heads over
+  // two warps of 128 elements each instead, kMmaHeadSplit: 8 rings of 24 KiB, 1 block per SM). Up to 6
   // stages: fp8 at head_dim 128 takes 6 (measured on the H200: with 4 stages, 64 KiB a block, its 155
   // registers let 3 blocks share an SM, and batches 32-64 ran 1.09-1.21x slower). kMaxStages caps the
   // count (the shallow ring of MmaVariant::smem_pipeline_shallow: 3).
