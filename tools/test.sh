@@ -20,7 +20,7 @@ run_ctest() {
   total=${total:-0} fail=${fail:-1}
   passed=$((passed + total - fail - skip)) failed=$((failed + fail)) skipped=$((skipped + skip))
 }
-step() { echo; echo "=== $*"; }
+step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
 build_failed() { echo "BUILD FAILED: $1"; failed=$((failed + 1)); }
 
 step "host flavour (g++)"
@@ -62,5 +62,6 @@ else
 fi
 
 echo
+echo "elapsed: $((SECONDS / 60)) min $((SECONDS % 60)) s"
 echo "dcukern: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
