@@ -234,22 +234,23 @@ void register_all() {
   auto add = [](const std::string& name, auto fn, auto... args) {
     benchmark::RegisterBenchmark(name.c_str(), fn, args...)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
   };
+  // The step under automatic selection, both layouts: <prefix>/HV<hv>/B<batch>/{kv,vk}/auto.
+  auto add_auto = [&](const char* prefix, int batch, int hv) {
+    const std::string base = std::string(prefix) + "/HV" + std::to_string(hv) + "/B" + std::to_string(batch) + "/";
+    add(base + "kv/auto", bench_gdn, batch, hv, GdnStateLayout::kv, static_cast<const char*>(nullptr));
+    add(base + "vk/auto", bench_gdn, batch, hv, GdnStateLayout::vk, static_cast<const char*>(nullptr));
+    return base;
+  };
   for (int hv : kValueHeads)
     for (int batch : kBatches) {
-      const std::string base = "gdn/HV" + std::to_string(hv) + "/B" + std::to_string(batch) + "/";
-      add(base + "kv/auto", bench_gdn, batch, hv, GdnStateLayout::kv, static_cast<const char*>(nullptr));
-      add(base + "vk/auto", bench_gdn, batch, hv, GdnStateLayout::vk, static_cast<const char*>(nullptr));
+      const std::string base = add_auto("gdn", batch, hv);
       add(base + "kv/gdn.tiled.kv.c16", bench_gdn, batch, hv, GdnStateLayout::kv, "gdn.tiled.kv.c16");
       add(base + "vk/gdn.tiled.vk.c16", bench_gdn, batch, hv, GdnStateLayout::vk, "gdn.tiled.vk.c16");
       add(base + "kv/gdn.generic", bench_gdn, batch, hv, GdnStateLayout::kv, "gdn.generic");
     }
   if (std::getenv("DCUKERN_BENCH_GDN_SWEEP"))
     for (int hv : kValueHeads)
-      for (int batch = 20; batch <= 44; batch += 2) {
-        const std::string base = "sweep/HV" + std::to_string(hv) + "/B" + std::to_string(batch) + "/";
-        add(base + "kv/auto", bench_gdn, batch, hv, GdnStateLayout::kv, static_cast<const char*>(nullptr));
-        add(base + "vk/auto", bench_gdn, batch, hv, GdnStateLayout::vk, static_cast<const char*>(nullptr));
-      }
+      for (int batch = 20; batch <= 44; batch += 2) add_auto("sweep", batch, hv);
   for (int64_t mb : {16, 32, 48, 64, 96, 128, 256, 384, 512, 768, 1024, 1536})
     add("ceiling/rmw/MB" + std::to_string(mb), bench_rmw, mb << 20);
   for (int batch : {1, 32, 256}) {
