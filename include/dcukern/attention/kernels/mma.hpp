@@ -19,11 +19,12 @@
 // (Measured and dropped: scale on S in fp32, 4-30% slower.)
 // Softmax state is online per team of warps (base 2); the 4 teams' states merge in team order (finish_tile).
 // The prologue issues the context length, the first groups' block-table entries and the tile's q (staged
-// in shared memory) before it waits for any; after issuing a group's loads, a warp reads the block-table
-// entries of its next group (the pipelined variants: of the group after that, a whole group of math before
-// their use), so they land during the math. (Measured on the H200 and dropped: the next
-// group's K/V in registers, 231 registers; L2 prefetches of the next 1-4 groups; 3- or 4-blocks-per-SM
-// register bounds; two groups per step for fp8: slower in most cases, capabilities/evidence/.)
+// in shared memory) before it waits for any, and the pipelined variants start their ring's copies before
+// they convert q; after issuing a group's loads, a warp reads the block-table entries of its next group
+// (the pipelined variants: of the group after that, a whole group of math before their use), so they
+// land during the math. (Measured on the H200 and dropped: the next group's K/V in registers, 231
+// registers; L2 prefetches of the next 1-4 groups; 3- or 4-blocks-per-SM register bounds; two groups per
+// step for fp8: slower in most cases, capabilities/evidence/.)
 // Variants (MmaVariant): standard, smem_pipeline (K/V through a shared-memory ring) and
 // smem_pipeline_shallow (its 3-stage ring), at the enum.
 #pragma once
@@ -201,9 +202,64 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
 #pragma unroll
   for (int st = 0; st < kFirstGroups; ++st) first_entries[st] = table_entry(first + kStride * st);
 
-  // q rows of the tile, prescaled, in fp32 through shared memory (s_acc is free until the epilogue; in
-  // the pipeline it lies over warp 0's first ring stage, whose copies start after the barriers below).
-  float(&s_qf)[kMmaTile][kDim] = s_acc[0];
+  // Pool offsets of the warp's first groups (from the entries read above where they are the right ones;
+  // after qt.set_keys).
+  auto first_offset = [&](int st) -> int64_t {
+    const int64_t base = qt.blk_lo + 16 * team + kStride * st;
+    return qt.blk_lo + 16 * team == first ? key_offset_from(base, first_entries[st]) : key_offset(base);
+  };
+
+  // The pipeline's ring (unused by the standard variant).
+  constexpr int kElemBytes = kFp8 ? 1 : 2;
+  unsigned char* ring = s_dynamic + warp * Ring::kStages * Ring::kStageBytes;
+  const int first_elem = kWarpDim * half;  // the warp's head elements: [first_elem, first_elem + kWarpDim)
+  // Copies a group's K and V rows into stage `st` in pieces of kPiece chunks (kPiece * kChunkBytes bytes):
+  // lane i of `offs` holds the pool offset of the group's key i % 16; rows past the block's keys and
+  // chunks past head_dim are zero-filled. A lane copies the same chunks of rows r0 + j * kRowStep, so its
+  // pool addresses differ by those rows' offsets only and, the ring's layout being linear (mma_kv_ring.hpp),
+  // its ring offsets by compile-time XORs.
+  auto copy_pieces = [&](auto piece, int st, int64_t offs) {
+    constexpr int kPiece = decltype(piece)::value, kPieces = Ring::kChunks / kPiece, kRowStep = 32 / kPieces;
+    constexpr int kBytes = kPiece * Ring::kChunkBytes;
+    const int r0 = lane / kPieces, ch = lane % kPieces * kPiece;
+    const bool chunk_real = first_elem + 8 * ch < a.head_dim;
+    const uint8_t* k_src = static_cast<const uint8_t*>(a.k) + (first_elem + 8 * ch) * kElemBytes;
+    const uint8_t* v_src = static_cast<const uint8_t*>(a.v) + (first_elem + 8 * ch) * kElemBytes;
+    unsigned char* stage = ring + st * Ring::kStageBytes;
+    const int k_own = Ring::k_offset(0, r0, ch), v_own = Ring::v_offset(0, r0, ch);
+#pragma unroll
+    for (int j = 0; j < 16 / kRowStep; ++j) {
+      const int64_t off = __shfl_sync(0xffffffffu, offs, r0 + j * kRowStep);
+      const bool real = off >= 0 && chunk_real;
+      const int64_t byte = real ? off * kElemBytes : 0;
+      const int n = real ? kBytes : 0;
+      const int k_step = Ring::k_offset(0, j * kRowStep, 0);
+      const int v_step = Ring::v_offset(0, j * kRowStep, 0) ^ Ring::kMatrixBytes;
+      cp_async_zfill<kBytes>(stage + (k_own ^ k_step), k_src + byte, n);
+      cp_async_zfill<kBytes>(stage + (v_own ^ v_step), v_src + byte, n);
+    }
+  };
+  // fp8 rows go in 16-byte pieces (two chunks; the ring keeps chunk pairs together) where every row
+  // start is 16-byte aligned and head_dim a multiple of 16 (a.kv_rows_16b), else 8-byte ones: half the
+  // copy instructions per byte, which fp8's instruction-bound loop feels.
+  auto copy_group = [&](int st, int64_t offs) {
+    if constexpr (kFp8) {
+      if (a.kv_rows_16b) return copy_pieces(std::integral_constant<int, 2>{}, st, offs);
+    }
+    copy_pieces(std::integral_constant<int, 1>{}, st, offs);
+  };
+  int64_t ahead = 0;  // the pipeline: the first group not yet copied
+
+  // q rows of the tile, prescaled, in fp32 through shared memory: s_acc, free until the epilogue, or in the
+  // pipeline warp 0's last ring stage, which the main loop fills only after the barriers below (its first
+  // kStages - 1 stages are filling by then: the copies go out as soon as the key range is known, so the
+  // KV stream starts one memory latency into the block, not after the q prologue's work).
+  using QRows = float[kMmaTile][kDim];
+  static_assert(!kPipeline || sizeof(QRows) <= Ring::kStageBytes, "q rows fit a ring stage");
+  QRows& s_qf = [&]() -> QRows& {
+    if constexpr (kPipeline) return *reinterpret_cast<QRows*>(s_dynamic + (Ring::kStages - 1) * Ring::kStageBytes);
+    else return s_acc[0];
+  }();
   {
     // Element i = tid + j * kThreads (tid < kThreads, a power of two: the OR below is that sum, and i's
     // row is a compile-time constant where kDim >= kThreads). Every load is issued before any
@@ -220,6 +276,15 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
       x[j] = qg < qt.rows && d < a.head_dim ? tile_q_bits(a, tb.b, t, h, d) : uint16_t(0);
     }
     qt.set_keys(a, tb, context_len);
+    if constexpr (kPipeline) {  // the first kStages - 1 groups into the ring
+      ahead = qt.blk_lo + 16 * team;
+#pragma unroll
+      for (int st = 0; st < Ring::kStages - 1; ++st) {
+        if (ahead < qt.blk_hi) copy_group(st, first_offset(st));
+        cp_async_commit();
+        ahead += kStride;
+      }
+    }
     const float qs = q_prescale(a, kFp8 ? a.k_scale : 1.f);  // kFp8Rescale goes on S (f16 q keeps its range)
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
@@ -228,11 +293,6 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
     }
   }
   const TileRow row = qt.row(g);  // this lane's query row (rows >= qt.rows have an empty range)
-  // Pool offsets of the warp's first groups (from the entries read above where they are the right ones).
-  auto first_offset = [&](int st) -> int64_t {
-    const int64_t base = qt.blk_lo + 16 * team + kStride * st;
-    return qt.blk_lo + 16 * team == first ? key_offset_from(base, first_entries[st]) : key_offset(base);
-  };
   __syncthreads();
   // Q fragments (row g: hi; row g + 8: lo), in shared memory (read once per k-step; registers go to
   // the K/V loads in flight): k-step s, lane (g, c) holds elements Map::q_elem(c, s, r, e) (words r = 0,
@@ -255,7 +315,7 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
     }
     s_q[h][s][i % 32] = make_uint4(w[0], w[2], w[1], w[3]);  // the A operand's order: (g, hi), (g + 8, lo), ...
   }
-  __syncthreads();  // s_q complete; s_qf (s_acc) free again
+  __syncthreads();  // s_q complete; s_qf free again
 
   // O^T accumulators: m-tile u holds d = Map::o_elem(g, u, 0) ([0], [1]) and Map::o_elem(g, u, 1) ([2], [3])
   // of query rows 2c ([0], [2]) and 2c + 1 ([1], [3]).
@@ -425,44 +485,6 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
 
   // The warp's groups (64-bit positions: no wrap near 2^31).
   if constexpr (kPipeline) {
-    constexpr int kElemBytes = kFp8 ? 1 : 2;
-    unsigned char* ring = s_dynamic + warp * Ring::kStages * Ring::kStageBytes;
-    const int first_elem = kWarpDim * half;  // the warp's head elements: [first_elem, first_elem + kWarpDim)
-    // Copies a group's K and V rows into stage `st` in pieces of kPiece chunks (kPiece * kChunkBytes bytes):
-    // lane i of `offs` holds the pool offset of the group's key i % 16; rows past the block's keys and
-    // chunks past head_dim are zero-filled. A lane copies the same chunks of rows r0 + j * kRowStep, so its
-    // pool addresses differ by those rows' offsets only and, the ring's layout being linear (mma_kv_ring.hpp),
-    // its ring offsets by compile-time XORs.
-    auto copy_pieces = [&](auto piece, int st, int64_t offs) {
-      constexpr int kPiece = decltype(piece)::value, kPieces = Ring::kChunks / kPiece, kRowStep = 32 / kPieces;
-      constexpr int kBytes = kPiece * Ring::kChunkBytes;
-      const int r0 = lane / kPieces, ch = lane % kPieces * kPiece;
-      const bool chunk_real = first_elem + 8 * ch < a.head_dim;
-      const uint8_t* k_src = static_cast<const uint8_t*>(a.k) + (first_elem + 8 * ch) * kElemBytes;
-      const uint8_t* v_src = static_cast<const uint8_t*>(a.v) + (first_elem + 8 * ch) * kElemBytes;
-      unsigned char* stage = ring + st * Ring::kStageBytes;
-      const int k_own = Ring::k_offset(0, r0, ch), v_own = Ring::v_offset(0, r0, ch);
-#pragma unroll
-      for (int j = 0; j < 16 / kRowStep; ++j) {
-        const int64_t off = __shfl_sync(0xffffffffu, offs, r0 + j * kRowStep);
-        const bool real = off >= 0 && chunk_real;
-        const int64_t byte = real ? off * kElemBytes : 0;
-        const int n = real ? kBytes : 0;
-        const int k_step = Ring::k_offset(0, j * kRowStep, 0);
-        const int v_step = Ring::v_offset(0, j * kRowStep, 0) ^ Ring::kMatrixBytes;
-        cp_async_zfill<kBytes>(stage + (k_own ^ k_step), k_src + byte, n);
-        cp_async_zfill<kBytes>(stage + (v_own ^ v_step), v_src + byte, n);
-      }
-    };
-    // fp8 rows go in 16-byte pieces (two chunks; the ring keeps chunk pairs together) where every row
-    // start is 16-byte aligned and head_dim a multiple of 16 (a.kv_rows_16b), else 8-byte ones: half the
-    // copy instructions per byte, which fp8's instruction-bound loop feels.
-    auto copy_group = [&](int st, int64_t offs) {
-      if constexpr (kFp8) {
-        if (a.kv_rows_16b) return copy_pieces(std::integral_constant<int, 2>{}, st, offs);
-      }
-      copy_pieces(std::integral_constant<int, 1>{}, st, offs);
-    };
     // The lane's fragment vectors of the group in stage `st` (the same elements start_group and load_v
     // load): K's (keys g and g + 8, chunks c + 4 i), and V's (keys v_key(r) = 2 c ^ ((r & 1) + 8 (r >> 1)),
     // chunks g + 8 i), each the lane's offset XOR a compile-time one.
@@ -486,13 +508,6 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
     };
     // Groups kStages - 1 ahead of the one being computed are in flight; each iteration refills the stage
     // the previous one read.
-    int64_t ahead = qt.blk_lo + 16 * team;
-#pragma unroll
-    for (int st = 0; st < Ring::kStages - 1; ++st) {
-      if (ahead < qt.blk_hi) copy_group(st, first_offset(st));
-      cp_async_commit();
-      ahead += kStride;
-    }
     int64_t next_off = first_offset(Ring::kStages - 1);
     int32_t after_entries = table_entry(ahead + kStride);
     int st = 0;
