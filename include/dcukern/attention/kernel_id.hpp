@@ -34,7 +34,7 @@ constexpr int attention_kernel_max_tile(AttentionKernel k, int head_dim) {
 
 // How an automatic split plan fills the device for a kernel (AttentionPlanOptions::blocks_per_cu
 // overrides the count). The pipelined kernel: its resident blocks per SM, rounded down to one wave (on
-// the H200 that beat twice or half the target at B = 1 and 8: capabilities/evidence/attention-sm_90.json).
+// the H200 that beat twice or half the target at B = 1 and 8: capabilities/evidence/attention-sm_90-0bbd077.json).
 // attention() asks the runtime for the residency of the instantiation it launches
 // (attention_resident_blocks); the values here are sm_90's, for host-only use. The others: 4, above
 // their residency (3 for the mma kernel at bf16 head_dim 128), rounded up, as measured at a2a578e

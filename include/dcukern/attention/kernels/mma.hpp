@@ -112,7 +112,7 @@ enum class MmaVariant : uint8_t {
 // Warps that share each 16-key group, each over its own kDim / kMmaHeadSplit head elements: 2 for the
 // pipelined variants at head_dim bound 256 with f16/bf16 KV, whose ring (192 KiB) leaves room for one
 // block an SM, so that the SM runs 8 warps instead of 4 (at B = 1 one warp a scheduler was the bound:
-// capabilities/evidence/attention-sm_90.json, profile_b1_long_context). The two warps sum their halves
+// capabilities/evidence/attention-sm_90-8820378.json, profile_b1_long_context). The two warps sum their halves
 // of S through shared memory (one 64-thread barrier a group); each keeps its half of O.
 template <DType KVT, int kDim, MmaVariant kVariant>
 constexpr int kMmaHeadSplit = kVariant != MmaVariant::standard && kDim > 128 && KVT != DType::fp8_e4m3 ? 2 : 1;
