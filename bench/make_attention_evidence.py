@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Turn attention_bench's Google Benchmark JSON files into a capability evidence file.
 
-    bench/make_attention_evidence.py run1.json [run2.json ...] --commit SHA --row attention.mma_split \
+    bench/make_attention_evidence.py part1.json [part2.json ...] --commit SHA --row attention.mma_split \
         --note-file notes.json > capabilities/evidence/attention-sm_90.json
 
-Records every measurement and checks the issue's speed requirements for the row given by --row:
+The files are the parts of one run (say one per KV dtype); a cell of the row that two of them hold is an
+error. Records every measurement and checks the issue's speed requirements for the row given by --row:
 >= 85 % of the measured read bandwidth where B x context >= 128K tokens, >= 70 % at B = 1, context 32768,
 and page size 544 within 10 % of page size 16 (same heads, dtype, B, context). A requirement whose
 measurement is missing is reported as not measured, never as met.
@@ -34,7 +35,14 @@ def main():
                             "context": int(ctx[3:]), "row": row, "us": round(b["us"], 2),
                             "GBps": round(b["GBps"], 1), "pct_read_bw": round(b["pct_read_bw"], 1)})
             read_bw.append(b["read_bw_GBps"])
-    mine = {(r["heads"], r["kv"], r["page_size"], r["B"], r["context"]): r for r in results if r["row"] == args.row}
+    mine = {}
+    for r in results:
+        if r["row"] != args.row:
+            continue
+        cell = (r["heads"], r["kv"], r["page_size"], r["B"], r["context"])
+        if cell in mine:  # the files are parts of one run (e.g. one per KV dtype), never repeats of a cell
+            raise SystemExit("%s: %s measured in more than one file; pass one run's files" % (args.row, cell))
+        mine[cell] = r
     checks = []
     for heads in ("32x8x128", "24x4x256"):
         for kv in ("bf16", "fp8_e4m3"):
