@@ -298,6 +298,8 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
   // the K/V loads in flight): k-step s, lane (g, c) holds elements Map::q_elem(c, s, r, e) (words r = 0,
   // 1; halves e) as the A operand's words {hi r0, lo r0, hi r1, lo r1}.
   for (int i = static_cast<int>(threadIdx.x); i < kSplit * kSteps * 32; i += kThreads) {
+    // h: the half of the head dim the fragment is for. (The kSplit == 1 forms are the same values, written
+    // as the one-warp kernels had them: their code stays what was measured.)
     const int h = kSplit > 1 ? i / (kSteps * 32) : 0, s = kSplit > 1 ? i / 32 % kSteps : i / 32;
     const int qg = (i % 32) / 4, qc = i % 4;
     uint32_t w[4];
