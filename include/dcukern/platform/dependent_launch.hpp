@@ -35,6 +35,15 @@ __device__ __forceinline__ void prefetch_l2(const void* p) {
   (void)p;
 #endif
 }
+// The same for `bytes` contiguous bytes from p in one instruction (the copy engine's bulk prefetch): p
+// 16-byte aligned, bytes a multiple of 16.
+__device__ __forceinline__ void prefetch_l2_bulk(const void* p, uint32_t bytes) {
+#if DCUKERN_DEPENDENT_LAUNCH
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#else
+  (void)p, (void)bytes;
+#endif
+}
 // Both, first thing in a kernel: wait for the kernel before, then let the next one's blocks start (they
 // launch once every block of this kernel has got here, and wait for it to finish in their own
 // grid_dependency_wait()). Measured on the H200 against letting them launch at the end of each block

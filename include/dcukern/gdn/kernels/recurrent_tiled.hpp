@@ -12,8 +12,8 @@
 // memory with each wave's sums for their norms (one barrier); the tile policy sums the decayed state
 // against the raw k and q (norms and decay are scalars applied after the sums), forms u = beta (v - S^T k),
 // o = S^T q + u (k.q) and applies S += k u^T. The state is read once and written once per call: the
-// kernel is bound by memory. Launched as a dependent launch (platform/dependent_launch.hpp): tiles with
-// kPrefetch fetch their inputs and state into L2 while the kernel before finishes.
+// kernel is bound by memory. Launched as a dependent launch (platform/dependent_launch.hpp): every tile
+// fetches its state (and, with kPrefetchInputs, its inputs) into L2 while the kernel before finishes.
 #pragma once
 #include "dcukern/gdn/kernels/common.hpp"
 #include "dcukern/gdn/kernels/tile_kv.hpp"
@@ -39,15 +39,16 @@ __global__ void __launch_bounds__(kTiledThreads, DCUKERN_CUDA_MIN_BLOCKS(kTiledM
   const int j0 = vb * Cols;
   const int tid = threadIdx.x;
 #if DCUKERN_DEPENDENT_LAUNCH
-  if constexpr (T::kPrefetch) {  // While the kernel before finishes: the block's token-0 inputs and its
+  {  // While the kernel before finishes: the block's token-0 inputs (tiles with kPrefetchInputs) and its
     // state tile, at the slot as read now if in range, into L2. A hint only: all is read again after the wait.
-    QkRegs<DT, K, kTiledThreads>::prefetch(a, b, 0, hv);
-    if (tid < Cols) prefetch_l2(static_cast<const ElemBits<DT>*>(a.v.p) + a.v.at(b, 0, hv) + j0 + tid);
+    if constexpr (T::kPrefetchInputs) {
+      QkRegs<DT, K, kTiledThreads>::prefetch(a, b, 0, hv);
+      if (tid < Cols) prefetch_l2(static_cast<const ElemBits<DT>*>(a.v.p) + a.v.at(b, 0, hv) + j0 + tid);
+    }
     const int64_t guess = a.slots[b];
     if (slot_valid(guess, a.num_slots)) {
       const char* const head = head_state<SDT>(a, guess, hv);
-#pragma unroll
-      for (int r = 0; r < T::kVecs; ++r) prefetch_l2(head + T::offset(tid, r, j0, a.vdim) * kElemBytes<SDT>);
+      T::prefetch_state(head, tid, j0, a.vdim);
     }
   }
 #endif

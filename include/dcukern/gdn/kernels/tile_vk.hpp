@@ -24,12 +24,17 @@ struct VkTile {
   static constexpr int kRows = Cols / kRowGroups;
   static constexpr int kVecs = kRows * kSegs;
   static_assert(kRows >= 1 && Cols % kRowGroups == 0 && kRowVecs % kKeyLanes == 0, "tile shape");
-  // The inputs and the state tile are prefetched into L2 before a dependent launch's wait
-  // (recurrent_tiled.hpp) by the 16-row tiles only. H200: B = 1 1.24-1.27x faster; the 32-row tiles spilled
-  // 20 bytes under their 80-register cap with the prefetch code and ran 1.03-1.05x slower at B = 8 to 512.
-  static constexpr bool kPrefetch = Cols < 32;
+  // The state tile is prefetched into L2 before a dependent launch's wait (recurrent_tiled.hpp), and the
+  // inputs too by the 16-row tiles: the 32-row tiles spilled 20 bytes under their 80-register cap with
+  // the inputs' prefetch code.
+  static constexpr bool kPrefetchInputs = Cols < 32;
 
   struct Shared {};
+
+  // The block's tile into L2 (a hint): its Cols rows of K elements lie together, one bulk prefetch.
+  __device__ static void prefetch_state(const char* head, int tid, int j0, int /*vdim*/) {
+    if (tid == 0) prefetch_l2_bulk(head + int64_t(j0) * K * kElemBytes<SDT>, Cols * K * kElemBytes<SDT>);
+  }
 
   __device__ static int row(int tid, int r) { return tid / kKeyLanes + kRowGroups * r; }
   __device__ static int key(int tid, int g) { return (g * kKeyLanes + tid % kKeyLanes) * kVecElems; }
