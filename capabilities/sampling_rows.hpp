@@ -33,7 +33,8 @@ constexpr const char* kEvidence =
 
 inline constexpr SamplingRow kSamplingRows[] = {
     {"sampling.split.vec",
-     "top-k rows: one block per tile of the row (8192 elements; 16384 from 32 rows, for fp32 up to 63), "
+     "top-k rows: one block per tile of the row (8192 elements; from 32 rows bf16 32768, fp16 16384, fp32 "
+     "16384 up to 63), "
      "16-byte loads, lists its elements at or above a cut: below 64 rows for k <= 128 (k * tiles <= 1024) "
      "the tile's own (no threshold kernel when k is one value for the batch), else a value-bin threshold "
      "from an eighth of the row (one block per row); the row's last block gathers the lists and draws (the "

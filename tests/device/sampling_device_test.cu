@@ -280,6 +280,8 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
   const Batch c32_small(DType::f32, conc, small_b), f16_small(DType::bf16, flat, small_b);
   check_distribution(c32_small, away_from_edges(c32_small.row, rp(50, 0.9, 0.0)), split_row(c32_small));
   check_distribution(f16_small, away_from_edges(f16_small.row, rp(20, 0.95, 0.0)), split_row(f16_small));
+  // bf16 at B = 32 (64 elements a thread, split_items) with the threshold kernel.
+  check_distribution(f16_small, away_from_edges(f16_small.row, rp(1000, 0.8, 0.0)), split_row(f16_small));
 }
 
 TEST_CASE("split rows: a tile with more candidates than its list holds, so the last block gathers the row again") {
@@ -372,8 +374,8 @@ TEST_CASE("split rows of small top_k: each tile's own cut holds the row's top k,
 TEST_CASE("split rows: one workspace serves calls of different B and V in turn") {
   // Every call leaves the workspace's counters zero whatever its shape (a larger batch after a smaller
   // one, longer rows after shorter ones), so the next call's tickets find each row's last block. The
-  // shapes also lay the workspace out for different tiles (split_items: 16 and 32 elements per thread;
-  // fp32 takes 32 at B = 32 and 16 at B = 64).
+  // shapes also lay the workspace out for different tiles (split_items: 16, 32 and 64 elements per
+  // thread; fp32 takes 32 at B = 32 and 16 at B = 64, bf16 64 at B = 32 and 32 at B = 64).
   std::mt19937_64 rng(9);
   std::normal_distribution<float> nd(0.0f, 2.0f);
   auto values = [&](int64_t v) {
@@ -383,12 +385,14 @@ TEST_CASE("split rows: one workspace serves calls of different B and V in turn")
   };
   const Batch small(DType::f32, values(9000), 3), mid(DType::f32, values(40000), 32);
   const Batch big(DType::f32, values(40000), 64);
-  const Batch small16(DType::bf16, values(9000), 3), big16(DType::bf16, values(40000), 64);
-  Workspace ws(std::max(workspace_bytes(small), workspace_bytes(big)));
+  const Batch small16(DType::bf16, values(9000), 3), mid16(DType::bf16, values(70000), 32);
+  const Batch big16(DType::bf16, values(40000), 64);
+  Workspace ws(std::max({workspace_bytes(small), workspace_bytes(big), workspace_bytes(mid16)}));
   ref::SamplingRowParams rp;
   rp.top_k = 5;
   int call = 0;
-  for (const Batch* lb : {&small, &big, &small, &mid, &big, &mid, &small16, &big16, &small16, &big16, &small}) {
+  for (const Batch* lb :
+       {&small, &big, &small, &mid, &big, &mid, &small16, &big16, &mid16, &small16, &big16, &mid16, &small}) {
     std::vector<int64_t> order(lb->v);
     for (int64_t i = 0; i < lb->v; ++i) order[i] = i;
     std::partial_sort(order.begin(), order.begin() + 5, order.end(),
@@ -408,7 +412,7 @@ TEST_CASE("split rows: one workspace serves calls of different B and V in turn")
 
 TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid rows are flagged, also under top_k") {
   // Shapes: one partial tile with scalar loads; whole tiles with 16-byte loads (bf16 as packed pairs),
-  // at B = 8, 32 and 64 (16384-element tiles from B = 32, for fp32 below B = 64).
+  // at B = 8, 32 and 64 (larger tiles from B = 32: split_items).
   struct Shape {
     int64_t v, pad, b;
   };

@@ -229,19 +229,29 @@ TEST_CASE("sampling threshold: for logits in random order a row misses its fast 
   CHECK(miss(1500) > 1e-3);
 }
 
-TEST_CASE("sampling workspace: tiles of 8192 elements (16384 from B = 32: 16-bit logits, fp32 below B = 64), every region counted") {
+TEST_CASE("sampling workspace: tile sizes by batch and logits dtype, every region counted") {
   using namespace sampling_detail;
   CHECK(split_tiles(1) == 1);
   CHECK(split_tiles(8192) == 1);
   CHECK(split_tiles(8193) == 2);
   CHECK(split_tiles(151936) == 19);
-  CHECK(split_items(1024, 4) == 16);
-  CHECK(split_items(kSplitPairsBatch - 1, 2) == 16);
-  CHECK(split_items(kSplitPairsBatch, 2) == 32);
-  CHECK(split_items(1024, 2) == 32);
-  CHECK(split_items(kSplitPairsBatch - 1, 4) == 16);
-  CHECK(split_items(kSplitPairsBatch, 4) == 32);  // fp32: 32 floats while 2 blocks share an SM
-  CHECK(split_items(kSplitLargeBatch, 4) == 16);
+  CHECK(split_items(1024, DType::f32) == 16);
+  CHECK(split_items(kSplitPairsBatch - 1, DType::bf16) == 16);
+  CHECK(split_items(kSplitPairsBatch, DType::bf16) == 64);  // packed pairs: 32 words, 2 blocks an SM
+  CHECK(split_items(1024, DType::bf16) == 64);
+  CHECK(split_items(kSplitPairsBatch, DType::f16) == 32);  // fp16 widens to floats
+  CHECK(split_items(1024, DType::f16) == 32);
+  CHECK(split_items(kSplitPairsBatch - 1, DType::f32) == 16);
+  CHECK(split_items(kSplitPairsBatch, DType::f32) == 32);  // fp32: 32 floats while 2 blocks share an SM
+  CHECK(split_items(kSplitLargeBatch, DType::f32) == 16);
+  CHECK(split_tiles(151936, 64) == 5);  // B = 32: 160 blocks
+  CHECK(split_tiles(248320, 64) == 8);  // 256 blocks
+  // Lists in proportion to the tiles; the list region holds the largest layout's.
+  CHECK(split_list_cap(16) == kListCap);
+  CHECK(split_list_cap(64) == 4 * kListCap);
+  for (const int64_t v : {int64_t(1), int64_t(8193), int64_t(16385), int64_t(151936), int64_t(262144)})
+    for (const int items : {16, 32, 64})
+      CHECK(split_list_bytes(3, v) >= size_t(3) * split_tiles(v, items) * split_list_cap(items) * sizeof(uint64_t));
   CHECK(split_tiles(151936, 32) == 10);
   CHECK(split_tiles(16384, 32) == 1);
   // The threshold kernel's block: wide while each row's block has an SM of its own.
@@ -254,7 +264,7 @@ TEST_CASE("sampling workspace: tiles of 8192 elements (16384 from B = 32: 16-bit
   CHECK(split_local_top_k(1, 20, 19));   // V = 151936, 16-element threads
   CHECK(split_local_top_k(1, 50, 19));
   CHECK(!split_local_top_k(1, 50, 31));  // V = 248320: threshold
-  CHECK(split_local_top_k(32, 50, 16));  // V = 248320, 32-element threads
+  CHECK(split_local_top_k(32, 50, 8));  // V = 248320, bf16 at B = 32 (64-element threads)
   CHECK(!split_local_top_k(kSplitLargeBatch, 20, 19));
   CHECK(split_local_top_k(kSplitLargeBatch - 1, 20, 19));
   CHECK(split_local_top_k(1, kListCap / 2, 1));
@@ -268,13 +278,13 @@ TEST_CASE("sampling workspace: tiles of 8192 elements (16384 from B = 32: 16-bit
   CHECK(!split_thresholds(1, false, 0, 19));  // top_k off: no fast path
   // Every call's layout lies inside the workspace sized for its shape: the regions count 16-item tiles.
   for (const int64_t b : {int64_t(1), kSplitPairsBatch, kSplitLargeBatch, int64_t(100)})
-    for (const int bytes : {2, 4}) {
+    for (const DType dt : {DType::bf16, DType::f16, DType::f32}) {
       std::vector<char> ws(split_workspace_bytes(b, 262144));
-      const SplitWorkspace w = split_layout(ws.data(), b, 262144, bytes, true);
-      CHECK(w.items == split_items(b, bytes));
-      CHECK(split_layout(ws.data(), b, 262144, bytes, false).items == kScalarSplitItems);
+      const SplitWorkspace w = split_layout(ws.data(), b, 262144, dt, true);
+      CHECK(w.items == split_items(b, dt));
+      CHECK(split_layout(ws.data(), b, 262144, dt, false).items == kScalarSplitItems);
       CHECK(w.tiles <= split_tiles(262144));
-      const char* end = reinterpret_cast<const char*>(w.list + b * w.tiles * kListCap);
+      const char* end = reinterpret_cast<const char*>(w.list + b * w.tiles * split_list_cap(w.items));
       CHECK(end <= ws.data() + ws.size());
     }
   SamplingParams p = valid_params();

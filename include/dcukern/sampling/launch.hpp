@@ -33,15 +33,20 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
   }
   const int64_t grid = batch * w->tiles;
   if constexpr (kVec) {  // the scalar-load row takes one instance at every batch (split_layout)
+    if constexpr (DT == DType::bf16) {  // split_items: 64 elements a thread from kSplitPairsBatch rows
+      if (w->items == 64) return launch(sampling_split_kernel<kVec, DT, 2, 64>, grid, "sampling launch");
+    } else {
 #if DCUKERN_PLATFORM_CUDA  // the occupancy variants differ on CUDA only (DCUKERN_CUDA_MIN_BLOCKS)
-    static_assert(split_items(kSplitLargeBatch, 2) == 32 && split_items(kSplitLargeBatch, 4) == 16, "tile sizes");
-    if (batch >= kSplitLargeBatch) {  // split_items: 32 elements a thread for 16-bit logits there, 16 for fp32
-      if constexpr (DT == DType::f32) return launch(sampling_split_kernel<kVec, DT, 3, 16>, grid, "sampling launch");
-      else return launch(sampling_split_kernel<kVec, DT, 3, 32>, grid, "sampling launch");
-    }
+      static_assert(split_items(kSplitLargeBatch, DType::f16) == 32 && split_items(kSplitLargeBatch, DType::f32) == 16,
+                    "tile sizes");
+      if (batch >= kSplitLargeBatch) {  // split_items: 32 elements a thread for fp16 there, 16 for fp32
+        if constexpr (DT == DType::f32) return launch(sampling_split_kernel<kVec, DT, 3, 16>, grid, "sampling launch");
+        else return launch(sampling_split_kernel<kVec, DT, 3, 32>, grid, "sampling launch");
+      }
 #endif
-    if (w->items == 32)  // batches of kSplitPairsBatch rows or more (split_items)
-      return launch(sampling_split_kernel<kVec, DT, 2, 32>, grid, "sampling launch");
+      if (w->items == 32)  // batches of kSplitPairsBatch rows or more (split_items)
+        return launch(sampling_split_kernel<kVec, DT, 2, 32>, grid, "sampling launch");
+    }
   }
   return launch(sampling_split_kernel<kVec, DT, 2, kScalarSplitItems>, grid, "sampling launch");
 }
@@ -66,7 +71,7 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
                      bool advance, const DeviceContext& ctx, stream_t s) {
   SplitWorkspace w{};
   if (is_split(kernel)) {  // the workspace's counters are zero (sampling_workspace_init, then every call)
-    w = split_layout(workspace, batch, a.vocab, dtype_bytes(dt), kernel == SamplingKernel::split_vec);
+    w = split_layout(workspace, batch, a.vocab, dt, kernel == SamplingKernel::split_vec);
     w.advance = advance;
     w.thresholds = split_thresholds(batch, a.top_k_ptr != nullptr, a.top_k, w.tiles);
     if (batch > kSyncRows)  // other shapes' regions may overlap these counters (workspace.hpp)

@@ -6,20 +6,22 @@
 // first), whatever the shapes of the calls before it, and a captured graph replays correctly. Calls that
 // may run at the same time (on different streams) must not share a workspace: their counters would mix.
 //
-// Regions (tiles = ceil(V / split_tile(items)) per row; the sizes count the most tiles, of 16 items):
+// Regions (tiles = ceil(V / split_tile(items)) per row; the sizes count the most tiles, of 16 items, and
+// the lists of the largest layout):
 //   sync[-1].scanned     rows finished (the last one advances the device offset and zeroes it)
 //   sync[r].scanned      the ticket counter of row r's tiles (zeroed by the row's last block)
 //   threshold[r]         the value bin the row's tiles list from (written by the threshold kernel each
 //                        call; kNoThreshold: no threshold, also for rows whose tiles take their own cuts)
 //   header[r][tile]      one tile's largest sort key (rows without a cut) or its cut and its count of
 //                        elements at or above it, and flags
-//   list[r][tile][..]    the sort keys of the tile's elements in value bins >= its cut (kListCap at
-//                        most, unordered)
+//   list[r][tile][..]    the sort keys of the tile's elements in value bins >= its cut
+//                        (split_list_cap(items) at most, unordered)
 #pragma once
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 
+#include "dcukern/core/dtype.hpp"
 #include "dcukern/platform/detect.hpp"
 
 namespace dcukern::sampling_detail {
@@ -35,7 +37,7 @@ DCUKERN_HD constexpr int threshold_threads(int64_t batch, int compute_units) {
 }
 constexpr int kWindow = 1024;       // value bins the threshold kernel counts below its sample's maximum (8 octaves)
 constexpr int kSplitCap = 2048;     // candidates per row (= kCap of the kernels)
-constexpr int kListCap = 256;       // sort keys one tile may list
+constexpr int kListCap = 256;       // sort keys a tile of 16 elements a thread may list (split_list_cap)
 constexpr uint32_t kNoThreshold = 0xFFFFFFFFu;
 
 struct SplitSync {
@@ -44,7 +46,7 @@ struct SplitSync {
 struct SplitHeader {
   uint64_t max_key;  // rows without a cut: the tile's largest sort key
   uint32_t count;    // rows with one (a threshold, or the tile's own): the tile's elements in value bins >=
-                     // it (its list holds the first kListCap of them)
+                     // it (its list holds the first split_list_cap(items) of them)
   uint16_t cut;      // that value bin
   uint16_t flags;    // kHeaderNaN: the tile holds a NaN
 };
@@ -65,16 +67,25 @@ struct SplitWorkspace {
 // Batches of kSplitLargeBatch rows or more fill the device with tiles; smaller ones are bound by the
 // latency of a row's chain of blocks.
 constexpr int64_t kSplitLargeBatch = 64;
-// Elements per thread, one tile in registers: 16, or 32 in batches of kSplitPairsBatch rows or more, for
-// fp32 only below kSplitLargeBatch rows (whose 2 blocks per SM leave the registers for 32 floats). For
-// 16-bit logits 32 are packed pairs in the same registers, a 32 KiB tile as fp32's 16; either way a row
-// pays the tiles' fixed costs, barriers, ticket and merge, half as often per element (bf16 B = 32
-// 1.09-1.19x faster than with 16; fp32 B = 32 1.03-1.10x). B = 1 keeps the smaller tiles: more blocks a
-// row.
+// Elements per thread, one tile in registers: 16, or from kSplitPairsBatch rows more, so that a row pays
+// the tiles' fixed costs (barriers, ticket, merge) less often per element: fp32 32 below kSplitLargeBatch
+// rows (whose 2 blocks per SM leave the registers for 32 floats), fp16 32 (widened to floats), bf16 64
+// (packed pairs: 32 words, a 64 KiB tile, with 2 blocks per SM at every batch). Measured on the H200:
+// bf16 B = 32, 32 against 16 elements 1.09-1.19x faster, then 64 against 32 (with list caps of 256 and
+// 512) 0.92-0.96x the time for k = 20, 128 and 512 rows (against 32 elements with 3 blocks per SM)
+// 0.93-0.97x; fp32 B = 32, 32 against 16 1.03-1.10x faster. At B = 32 the 64-element bf16 tiles make V
+// = 151936 and 248320 160 and 256 blocks, one round of the 264 that 2 blocks per SM hold (32: 320, 512).
+// B = 1 keeps the smaller tiles: more blocks a row.
 constexpr int64_t kSplitPairsBatch = 32;
-DCUKERN_HD constexpr int split_items(int64_t batch, int logit_bytes) {
-  return batch >= kSplitPairsBatch && (logit_bytes == 2 || batch < kSplitLargeBatch) ? 32 : 16;
+DCUKERN_HD constexpr int split_items(int64_t batch, DType logits) {
+  if (batch < kSplitPairsBatch) return 16;
+  if (logits == DType::bf16) return 64;
+  return logits == DType::f16 || batch < kSplitLargeBatch ? 32 : 16;
 }
+// Sort keys one tile may list: kListCap for 16 elements a thread, in proportion for larger tiles (their
+// lists then hold as many keys per element: a threshold aiming at about 1400 candidates for k = 1000
+// leaves about 290 a tile of 64-element threads at V = 151936).
+DCUKERN_HD constexpr int split_list_cap(int items) { return kListCap * (items / 16); }
 // The scalar-load row (sampling.split: rows that 16-byte loads do not fit) keeps 16 elements a thread and
 // 2 blocks per SM at every batch: one kernel instance a dtype instead of three (its larger batches are
 // not measured).
@@ -129,17 +140,24 @@ DCUKERN_HD constexpr size_t split_threshold_bytes(int64_t b) { return split_alig
 DCUKERN_HD constexpr size_t split_header_bytes(int64_t b, int64_t v) {
   return split_align(size_t(b) * split_tiles(v) * sizeof(SplitHeader));
 }
+// The lists of the largest layout over the tile sizes (split_items).
+DCUKERN_HD constexpr size_t split_list_keys(int64_t v, int items) {
+  return size_t(split_tiles(v, items)) * size_t(split_list_cap(items));
+}
 DCUKERN_HD constexpr size_t split_list_bytes(int64_t b, int64_t v) {
-  return split_align(size_t(b) * split_tiles(v) * kListCap * sizeof(uint64_t));
+  size_t most = split_list_keys(v, 16);
+  most = split_list_keys(v, 32) > most ? split_list_keys(v, 32) : most;
+  most = split_list_keys(v, 64) > most ? split_list_keys(v, 64) : most;
+  return split_align(size_t(b) * most * sizeof(uint64_t));
 }
 
 DCUKERN_HD constexpr size_t split_workspace_bytes(int64_t b, int64_t v) {
   return split_sync_bytes(b) + split_threshold_bytes(b) + split_header_bytes(b, v) + split_list_bytes(b, v);
 }
 
-// The regions of a call with logits of logit_bytes each (inside the regions sized for 16-item tiles);
+// The regions of a call with logits of dtype `logits` (inside the regions sized for 16-item tiles);
 // vectorised: the call takes sampling.split.vec.
-inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v, int logit_bytes, bool vectorised) {
+inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v, DType logits, bool vectorised) {
   char* p = static_cast<char*>(base);
   SplitWorkspace w;
   w.sync = reinterpret_cast<SplitSync*>(p) + 1;
@@ -149,7 +167,7 @@ inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v, int logit_b
   w.header = reinterpret_cast<SplitHeader*>(p);
   p += split_header_bytes(b, v);
   w.list = reinterpret_cast<uint64_t*>(p);
-  w.items = vectorised ? split_items(b, logit_bytes) : kScalarSplitItems;
+  w.items = vectorised ? split_items(b, logits) : kScalarSplitItems;
   w.tiles = split_tiles(v, w.items);
   w.rows = int(b);
   w.advance = false;

@@ -38,12 +38,12 @@ __device__ inline int gathered(SplitShared& s) {
 }
 
 // The row's candidates (its tiles' list entries) -> s.draw.cand; returns their number.
-// kBatch loads in flight per thread (the lists sit in L2): rows of up to kBatch * kThreads / kListCap
-// tiles take one round.
-template <int kBatch>
+// kBatch loads in flight per thread (the lists sit in L2): rows of up to kBatch * kThreads / kCapList
+// tiles take one round. kCapList: split_list_cap of the kernel's tiles.
+template <int kBatch, int kCapList>
 __device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, SplitShared& s) {
   static_assert(kBatch <= 32, "one mask bit per load");
-  const int tiles = w.tiles, slots = tiles * kListCap;
+  const int tiles = w.tiles, slots = tiles * kCapList;
   const uint64_t* list = w.list + row * slots;
   for (int e0 = 0; e0 < slots; e0 += kThreads * kBatch) {  // block-uniform: every lane reaches wave_reserve
     uint64_t c[kBatch];
@@ -51,7 +51,7 @@ __device__ inline int gather_lists(const SplitWorkspace& w, int64_t row, SplitSh
 #pragma unroll
     for (int q = 0; q < kBatch; ++q) {
       const int e = e0 + q * kThreads + int(threadIdx.x);
-      c[q] = e < slots && e % kListCap < s.gather_n[e / kListCap] ? load_coherent(&list[e]) : 0;
+      c[q] = e < slots && e % kCapList < s.gather_n[e / kCapList] ? load_coherent(&list[e]) : 0;
     }
 #pragma unroll
     for (int q = 0; q < kBatch; ++q)
@@ -129,7 +129,7 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
     case SplitMode::greedy: return write_token(a, row, key_index(plan.max_key), true);
     case SplitMode::fast: {
       const float u = row_uniform(a, row);  // its loads in flight during the gather
-      const int n = plan_gather(w.tiles, s) ? gather_lists<kListBatch>(w, row, s)
+      const int n = plan_gather(w.tiles, s) ? gather_lists<kListBatch, split_list_cap(kItems)>(w, row, s)
                                             : gather_row<DT, kVec, kItems>(a, w, row, s);
       SplitPlan drawn = plan;
       drawn.max_key = largest_candidate(n, s.draw);  // the row's largest: the candidates hold its top k
@@ -142,10 +142,10 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
   sample_row(RowLoader<DT, kVec>{row_start<DT>(a, row), a.vocab}, a, row, s.draw);
 }
 
-// kMinBlocks blocks per SM on sm_90: 3 (at most 42 registers per thread) for batches of kSplitLargeBatch
-// rows or more, where the tile scan is latency-bound and occupancy pays (fp32 B = 512: 14 % faster than
-// 2, measured before the threshold kernel; 4 spill and run slower; bf16 32-item tiles with the threshold
-// kernel: B = 512 1.08-1.14x, B = 128 k = 20 1.06-1.07x, k = 1000 0.96-1.00x); 2 for smaller batches,
+// kMinBlocks blocks per SM on sm_90: 3 (at most 42 registers per thread) for fp32 and fp16 batches of
+// kSplitLargeBatch rows or more, where the tile scan is latency-bound and occupancy pays (fp32 B = 512: 14 %
+// faster than 2, measured before the threshold kernel; 4 spill and run slower); bf16 takes 2 with tiles
+// of 64 elements a thread at every batch from kSplitPairsBatch (split_items); 2 for smaller batches,
 // whose time is the latency of a row's chain of blocks and its last block (B = 32, k = 1000: 48 vs 54 us;
 // B = 1: 17.5 vs 18.1 us). Other targets ignore it. The scalar-load row takes 2 at every batch.
 // Loads in flight in the gather from the lists. 16, a whole row's lists (up to 32 tiles) in one round,
@@ -173,7 +173,8 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kMinBlocks))
   if (!scan_row_tile<kVec, DT, kItems, kSplitOwnCuts<kMinBlocks>>(a, w, row, s)) return;  // not the last block
   if (threadIdx.x == 0) w.sync[row].scanned = 0;  // every tile has arrived: zero for the next call
   const RowParams p = s.params;
-  finish_row<kVec, DT, kItems, kSplitListBatch<kMinBlocks>>(a, w, row, p, merge_row(w, row, p, s), s);
+  const SplitPlan plan = merge_row<split_list_cap(kItems)>(w, row, p, s);
+  finish_row<kVec, DT, kItems, kSplitListBatch<kMinBlocks>>(a, w, row, p, plan, s);
   row_finished(a, w, s.flag);
 }
 

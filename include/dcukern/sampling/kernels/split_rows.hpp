@@ -3,6 +3,8 @@
 // keys, the draw among a row's gathered candidates, and the count of finished rows that advances the
 // device offset.
 #pragma once
+#include <type_traits>
+
 #include "dcukern/platform/atomic.hpp"
 #include "dcukern/sampling/kernels/sorted_draw.hpp"
 #include "dcukern/sampling/kernels/wave_draw.hpp"
@@ -67,27 +69,36 @@ __device__ __forceinline__ bool split_local_row(const RowParams& p, int64_t voca
 template <bool kFull, class Loader, class Tile>
 __device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const Tile& x, uint32_t floor_bin,
                                             uint32_t* counter, uint64_t* out, uint32_t cap) {
-  static_assert(Tile::kCount <= 32, "one mask bit per element");
+  static_assert(Tile::kCount <= 64 && (Tile::kCount <= 32 || Tile::kCount % 32 == 0), "one mask bit per element");
+  using Mask = std::conditional_t<(Tile::kCount > 32), uint64_t, uint32_t>;
   const float lowest = bin_floor(floor_bin);  // a bf16 too: its low 16 bits are 0
-  uint32_t marked = 0;  // bit u: element u; for pairs bit p: element 2p, bit 16 + p: element 2p + 1
+  // Bit u: element u; for pairs, in each group of 16 words (32 elements) from element 32c, bit 32c + p:
+  // element 32c + 2p, bit 32c + 16 + p: element 32c + 2p + 1.
+  Mask marked = 0;
   if constexpr (Tile::kPairs) {
     const uint32_t lowest2 = (__float_as_uint(lowest) >> 16) * 0x10001u;
 #pragma unroll
-    for (int p = 0; p < Tile::kCount / 2; ++p) marked |= bf16x2_at_least(x.w[p], lowest2) << p;
+    for (int p = 0; p < Tile::kCount / 2; ++p)
+      marked |= Mask(bf16x2_at_least(x.w[p], lowest2) << p % 16) << (p / 16 * 32);
   } else {
 #pragma unroll
     for (int u = 0; u < Tile::kCount; ++u)
-      if (x[u] >= lowest) marked |= 1u << u;
+      if (x[u] >= lowest) marked |= Mask(1) << u;
   }
-  auto element = [](int b) { return !Tile::kPairs ? b : b < 16 ? 2 * b : 2 * (b - 16) + 1; };
+  auto element = [](int b) {
+    const int r = b % 32;
+    return !Tile::kPairs ? b : b - r + (r < 16 ? 2 * r : 2 * (r - 16) + 1);
+  };
+  auto lowest_bit = [](Mask m) { return sizeof(Mask) == 8 ? __ffsll((long long)m) - 1 : __ffs(int(m)) - 1; };
   if constexpr (!kFull)  // the row's last tile: drop the elements past its end
-    for (uint32_t m = marked; m != 0; m &= m - 1) {
-      const int b = __ffs(int(m)) - 1;
-      if (L.index(base, element(b)) >= L.vocab) marked &= ~(1u << b);
+    for (Mask m = marked; m != 0; m &= m - 1) {
+      const int b = lowest_bit(m);
+      if (L.index(base, element(b)) >= L.vocab) marked &= ~(Mask(1) << b);
     }
-  uint32_t slot = wave_reserve(counter, uint32_t(__popc(marked)));
+  uint32_t slot = wave_reserve(counter, uint32_t(sizeof(Mask) == 8 ? __popcll((unsigned long long)marked)
+                                                                     : __popc(uint32_t(marked))));
   for (; marked != 0; marked &= marked - 1, ++slot) {
-    const int64_t i = L.index(base, element(__ffs(int(marked)) - 1));
+    const int64_t i = L.index(base, element(lowest_bit(marked)));
     if (slot < cap) out[slot] = sort_key(finite_logit(L.scalar(i)), i);
   }
 }

@@ -1,9 +1,9 @@
 // The scan of the split rows (sampling.split, sampling.split.vec): what each block of a row does with its
 // tile of split_tile(kItems) elements (held in registers), and the merge its row's last block runs.
 //   Rows with a cut: each block lists the sort keys of its elements in value bins >= the cut (its first
-//   kListCap of them), counts them, and notes a NaN. The cut is the row's threshold (split_threshold.hpp:
-//   fast rows whose sample gave one; no block-wide step before the row's ticket), or for fast rows of
-//   small top_k (split_local_row) the tile's own (tile_cut: four barriers).
+//   split_list_cap(kItems) of them), counts them, and notes a NaN. The cut is the row's threshold
+//   (split_threshold.hpp: fast rows whose sample gave one; no block-wide step before the row's ticket),
+//   or for fast rows of small top_k (split_local_row) the tile's own (tile_cut: four barriers).
 //   Other rows: each block finds its tile's largest sort key (lowest index among equal ones) and NaN.
 //   The last block of a row to arrive (ticket sync[r].scanned) merges the headers into the row's plan:
 //   invalid (NaN, parameters), greedy (the largest key), fast (the tiles' counts add up to
@@ -100,6 +100,8 @@ constexpr uint32_t kTileCuts = 0xFFFFFFFEu;
 // The last block of a row: the headers of all its tiles -> the row's plan (every thread). For rows with
 // cuts s.scan.tile[] then holds the tiles' counts, and the plan's max_key is not known yet (the gather
 // finds it).
+// kCapList: split_list_cap of the kernel's tiles.
+template <int kCapList>
 __device__ inline SplitPlan merge_row(const SplitWorkspace& w, int64_t row, const RowParams& p, SplitShared& s) {
   const int tiles = w.tiles;
   const SplitHeader* h = w.header + row * tiles;
@@ -112,7 +114,7 @@ __device__ inline SplitPlan merge_row(const SplitWorkspace& w, int64_t row, cons
     nan |= flags & kHeaderNaN;
     if (threshold != kNoThreshold) {
       const uint32_t c = load_coherent(&h[t].count);
-      s.scan.tile[t] = TileInfo{c, c < uint32_t(kListCap) ? c : uint32_t(kListCap)};
+      s.scan.tile[t] = TileInfo{c, c < uint32_t(kCapList) ? c : uint32_t(kCapList)};
       // Each tile counts at most kSplitCap + 1: the sum cannot overflow and still passes the cap.
       total += c < uint32_t(kSplitCap) ? c : uint32_t(kSplitCap) + 1;
     } else {
@@ -272,9 +274,10 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
         cut = full ? tile_cut<true>(L, base, x, m, s.params.top_k, s.scan)
                    : tile_cut<false>(L, base, x, m, s.params.top_k, s.scan);
     if (wave_max_word(m >= bin_floor(cut) ? 1u : 0u) != 0) {  // wave-uniform (append_keys' reservation)
-      uint64_t* list = w.list + at * kListCap;
-      if (full) append_keys<true>(L, base, x, cut, &s.scan.n_list, list, uint32_t(kListCap));
-      else append_keys<false>(L, base, x, cut, &s.scan.n_list, list, uint32_t(kListCap));
+      constexpr int kCapList = split_list_cap(kItems);
+      uint64_t* list = w.list + at * kCapList;
+      if (full) append_keys<true>(L, base, x, cut, &s.scan.n_list, list, uint32_t(kCapList));
+      else append_keys<false>(L, base, x, cut, &s.scan.n_list, list, uint32_t(kCapList));
     }
     return arrive_last(&w.sync[row].scanned, tiles, s.flag, [&] {
       w.header[at] = SplitHeader{0, s.scan.n_list, uint16_t(cut), s.scan.nan ? kHeaderNaN : uint16_t(0)};
