@@ -246,9 +246,10 @@ TEST_CASE("sampling workspace: tile sizes by batch and logits dtype, every regio
   CHECK(split_items(kSplitLargeBatch, DType::f32) == 16);
   CHECK(split_tiles(151936, 64) == 5);  // B = 32: 160 blocks
   CHECK(split_tiles(248320, 64) == 8);  // 256 blocks
-  // Lists in proportion to the tiles; the list region holds the largest layout's.
+  // Lists of the 64-element tiles hold twice as many keys; the list region holds the largest layout's.
   CHECK(split_list_cap(16) == kListCap);
-  CHECK(split_list_cap(64) == 4 * kListCap);
+  CHECK(split_list_cap(32) == kListCap);
+  CHECK(split_list_cap(64) == 2 * kListCap);
   for (const int64_t v : {int64_t(1), int64_t(8193), int64_t(16385), int64_t(151936), int64_t(262144)})
     for (const int items : {16, 32, 64})
       CHECK(split_list_bytes(3, v) >= size_t(3) * split_tiles(v, items) * split_list_cap(items) * sizeof(uint64_t));

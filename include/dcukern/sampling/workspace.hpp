@@ -37,7 +37,7 @@ DCUKERN_HD constexpr int threshold_threads(int64_t batch, int compute_units) {
 }
 constexpr int kWindow = 1024;       // value bins the threshold kernel counts below its sample's maximum (8 octaves)
 constexpr int kSplitCap = 2048;     // candidates per row (= kCap of the kernels)
-constexpr int kListCap = 256;       // sort keys a tile of 16 elements a thread may list (split_list_cap)
+constexpr int kListCap = 256;       // sort keys a tile of up to 32 elements a thread may list (split_list_cap)
 constexpr uint32_t kNoThreshold = 0xFFFFFFFFu;
 
 struct SplitSync {
@@ -82,10 +82,12 @@ DCUKERN_HD constexpr int split_items(int64_t batch, DType logits) {
   if (logits == DType::bf16) return 64;
   return logits == DType::f16 || batch < kSplitLargeBatch ? 32 : 16;
 }
-// Sort keys one tile may list: kListCap for 16 elements a thread, in proportion for larger tiles (their
-// lists then hold as many keys per element: a threshold aiming at about 1400 candidates for k = 1000
-// leaves about 290 a tile of 64-element threads at V = 151936).
-DCUKERN_HD constexpr int split_list_cap(int items) { return kListCap * (items / 16); }
+// Sort keys one tile may list: kListCap for up to 32 elements a thread, twice that for 64. A threshold
+// aiming at about 1400 candidates for k = 1000 (up to the row's cap of 2048) leaves about 310 (up to 450)
+// a 64-element tile at V = 151936, where 256 overflowed (the row gathered from the logits again: B = 32
+// 1.47x the time). Measured on the H200 against caps in proportion to the tile (256 / 512 / 1024 for 16 /
+// 32 / 64 elements): 0.97-0.99x the time at B = 32, 0.99x at 128 and 512.
+DCUKERN_HD constexpr int split_list_cap(int items) { return items <= 32 ? kListCap : 2 * kListCap; }
 // The scalar-load row (sampling.split: rows that 16-byte loads do not fit) keeps 16 elements a thread and
 // 2 blocks per SM at every batch: one kernel instance a dtype instead of three (its larger batches are
 // not measured).
