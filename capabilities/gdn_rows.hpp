@@ -16,7 +16,8 @@ using Conv1dRow = CapabilityRow<Conv1dContract, Conv1dKernel>;
 namespace gdn_rows {
 // Tiled rows: K a power of two in 64..256, V a multiple of the column block, 16-byte state fragments.
 // max_batch: the .c16 rows are faster than the 32-column ones only where B * HV * V / 32 blocks leave the
-// GPU underfilled; measured on the H200 at B = 1 (faster) and B = 8 (slower), so they take B = 1 only.
+// GPU underfilled; measured on the H200 at B = 1 (faster) and B = 8 (slower), so they take B = 1 only
+// (again at bc98058, with the [V,K] tiles' bulk prefetch: 1.03-1.27x the time at B = 8 to 512).
 constexpr GdnContract tiled(GdnStateLayout layout, int cols = 32, int max_batch = 0) {
   GdnContract c{};
   c.layouts = static_cast<uint8_t>(1u << static_cast<unsigned>(layout));
