@@ -375,7 +375,7 @@ TEST_CASE("split rows: one workspace serves calls of different B and V in turn")
   // Every call leaves the workspace's counters zero whatever its shape (a larger batch after a smaller
   // one, longer rows after shorter ones), so the next call's tickets find each row's last block. The
   // shapes also lay the workspace out for different tiles (split_items: 16, 32 and 64 elements per
-  // thread; fp32 takes 32 at B = 32 and 16 at B = 64, bf16 64 at B = 32 and 32 at B = 64).
+  // thread; fp32 takes 32 at B = 32 and 16 at B = 64, bf16 64 from B = 32).
   std::mt19937_64 rng(9);
   std::normal_distribution<float> nd(0.0f, 2.0f);
   auto values = [&](int64_t v) {

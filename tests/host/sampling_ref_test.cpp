@@ -277,7 +277,8 @@ TEST_CASE("sampling workspace: tile sizes by batch and logits dtype, every regio
   CHECK(split_thresholds(1, false, 1000, 19));
   CHECK(split_thresholds(kSplitLargeBatch, false, 20, 19));
   CHECK(!split_thresholds(1, false, 0, 19));  // top_k off: no fast path
-  // Every call's layout lies inside the workspace sized for its shape: the regions count 16-item tiles.
+  // Every call's layout lies inside the workspace sized for its shape (headers for 16-item tiles, lists
+  // for the largest layout).
   for (const int64_t b : {int64_t(1), kSplitPairsBatch, kSplitLargeBatch, int64_t(100)})
     for (const DType dt : {DType::bf16, DType::f16, DType::f32}) {
       std::vector<char> ws(split_workspace_bytes(b, 262144));

@@ -148,8 +148,9 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
 // of 64 elements a thread at every batch from kSplitPairsBatch (split_items); 2 for smaller batches,
 // whose time is the latency of a row's chain of blocks and its last block (B = 32, k = 1000: 48 vs 54 us;
 // B = 1: 17.5 vs 18.1 us). Other targets ignore it. The scalar-load row takes 2 at every batch.
-// Loads in flight in the gather from the lists. 16, a whole row's lists (up to 32 tiles) in one round,
-// where the row's chain is the time and the registers allow it: CUDA's 2-blocks-per-SM instances.
+// Loads in flight in the gather from the lists. 16, a whole row's lists (up to 32 tiles of 256 keys, 16 of
+// 512) in one round, where the row's chain is the time and the registers allow it: CUDA's 2-blocks-per-SM
+// instances.
 // 8 elsewhere: under the 3-blocks-per-SM bound, and on HIP, where no bound
 // applies and 16 took the kernel from 63 to 85 VGPRs on gfx906 (4 -> 2 waves per SIMD).
 #if DCUKERN_PLATFORM_HIP
