@@ -75,6 +75,16 @@ constexpr bool attention_sliced_merge(int64_t rows, int chunks, int compute_unit
   return wave_size == 32 && rows < compute_units && chunks >= kSlicedMergeChunks;
 }
 
+// Whether a split call's merge, once its own wait is over, lets the kernel after it on the stream launch
+// (a programmatic dependent launch's early trigger, platform/dependent_launch.hpp): where every block of
+// the merge fits on the device at once (kMergeResidentBlocks a compute unit), so the next kernel's blocks
+// take only what the merge leaves and never delay it. The mma kernels are themselves dependent launches
+// (attention/launch.hpp), so back-to-back calls overlap one's merge with the next one's launch.
+constexpr int kMergeResidentBlocks = 8;
+constexpr bool attention_merge_starts_next(int64_t merge_blocks, int compute_units) {
+  return merge_blocks <= int64_t(kMergeResidentBlocks) * compute_units;
+}
+
 // The mma kernels need NVIDIA's mma.sync; the others are portable HIP/CUDA.
 constexpr FeatureSet attention_kernel_isa(AttentionKernel k) {
   return k == AttentionKernel::mma || k == AttentionKernel::mma_split || attention_kernel_is_pipeline(k)

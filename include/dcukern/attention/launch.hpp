@@ -86,10 +86,25 @@ Status launch_grouped(int tile, const AttnArgs& a, unsigned n, stream_t s) {
                              [&](auto dim) { return launch_grouped_dim<KVT, decltype(dim)::value>(tile, a, n, s); });
 }
 
+// How a call's kernels go out: the stream; the pipelined row's ring depth (attention_shallow_ring's answer
+// for the call); whether the mma kernels and the merge may be programmatic dependent launches
+// (DeviceFacts::dependent_launch), and on which device. The split kernels let the merge launch from their
+// start (grid_dependents_launch), and the merge waits for them to end (grid_dependency_wait): its launch
+// overlaps their work. (Measured on the H200 against an ordinary merge launch, B = 1 and 8: 0.94-0.99x the
+// time at context 512, 0.98-1.01x at 4096 and 32768.) The mma kernels wait for the kernel before them
+// first thing, so they start as soon as it lets them (attention_merge_starts_next).
+struct LaunchSetup {
+  stream_t stream = nullptr;
+  bool shallow = false;
+  bool dependent = false;
+  int device = 0;
+  bool sliced_merge = false;  // attention_sliced_merge's answer for the call
+};
+
 #if DCUKERN_PLATFORM_CUDA
 // The tensor-core kernel of one head_dim bound and variant, with its dynamic shared memory.
 template <DType KVT, int kDim, MmaVariant kVariant>
-Status launch_mma_dim(const AttnArgs& a, unsigned n, stream_t s) {
+Status launch_mma_dim(const AttnArgs& a, unsigned n, const LaunchSetup& ls) {
   constexpr int bytes = mma_dynamic_shared_bytes<KVT, kDim, kVariant>();
   if constexpr (bytes > 0) {
     // Devices with less shared memory per block than the ring needs (sm_86/89/120: 99 KiB) refuse it:
@@ -101,8 +116,9 @@ Status launch_mma_dim(const AttnArgs& a, unsigned n, stream_t s) {
                                  " bytes of shared memory per block; this device allows less");
     }
   }
-  attention_mma_kernel<KVT, kDim, kVariant><<<n, kMmaThreads<KVT, kDim, kVariant>, bytes, s>>>(a);
-  return Status::success();
+  return runtime_status(launch_dependent(ls.dependent, ls.device, attention_mma_kernel<KVT, kDim, kVariant>, dim3(n),
+                                         dim3(kMmaThreads<KVT, kDim, kVariant>), bytes, ls.stream, a),
+                        "attention launch");
 }
 // Blocks of the instantiation one SM holds (the runtime's answer for its registers and shared memory; 0
 // where the runtime refuses its shared memory or cannot say). The error state is left clear.
@@ -153,33 +169,19 @@ inline int attention_resident_blocks(AttentionKernel kernel, DType kv, int head_
 #if DCUKERN_PLATFORM_CUDA
 // The variant's kernel for the call's head_dim bound.
 template <DType KVT, MmaVariant kVariant>
-Status launch_mma(const AttnArgs& a, unsigned n, stream_t s) {
+Status launch_mma(const AttnArgs& a, unsigned n, const LaunchSetup& ls) {
   return with_head_dim_bound(a.head_dim,
-                             [&](auto dim) { return launch_mma_dim<KVT, decltype(dim)::value, kVariant>(a, n, s); });
+                             [&](auto dim) { return launch_mma_dim<KVT, decltype(dim)::value, kVariant>(a, n, ls); });
 }
 // The pipelined kernel: its shallow ring where attention_shallow_ring chose it (true only for its one
 // instantiation, kShallowRingKv at kShallowRingDim).
 template <DType KVT>
-Status launch_pipeline(const AttnArgs& a, unsigned n, stream_t s, bool shallow) {
+Status launch_pipeline(const AttnArgs& a, unsigned n, const LaunchSetup& ls) {
   if constexpr (KVT == kShallowRingKv)
-    if (shallow) return launch_mma_dim<KVT, kShallowRingDim, MmaVariant::smem_pipeline_shallow>(a, n, s);
-  return launch_mma<KVT, MmaVariant::smem_pipeline>(a, n, s);
+    if (ls.shallow) return launch_mma_dim<KVT, kShallowRingDim, MmaVariant::smem_pipeline_shallow>(a, n, ls);
+  return launch_mma<KVT, MmaVariant::smem_pipeline>(a, n, ls);
 }
 #endif
-
-// How a call's kernels go out: the stream; the pipelined row's ring depth (attention_shallow_ring's answer
-// for the call); whether the merge may be a programmatic dependent launch (DeviceFacts::dependent_launch),
-// and on which device. The split kernels let the merge launch from their start (grid_dependents_launch),
-// and the merge waits for them to end (grid_dependency_wait): its launch overlaps their work. (Measured on
-// the H200 against an ordinary merge launch, B = 1 and 8: 0.94-0.99x the time at context 512, 0.98-1.01x
-// at 4096 and 32768.)
-struct LaunchSetup {
-  stream_t stream = nullptr;
-  bool shallow = false;
-  bool dependent = false;
-  int device = 0;
-  bool sliced_merge = false;  // attention_sliced_merge's answer for the call
-};
 
 // Split rows run unsplit when the plan has one chunk and no fixed chunk size (a.part_o == nullptr).
 template <DType QT, DType KVT>
@@ -205,8 +207,8 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
     case AttentionKernel::mma_split_pipeline: {
       const unsigned n = tile_grid_blocks(a, rows);
       if (n == 0) return Status::unsupported("attention: more than 2^31 - 1 blocks");
-      Status st = kernel == AttentionKernel::mma_split_pipeline ? launch_pipeline<KVT>(a, n, s, ls.shallow)
-                                                                 : launch_mma<KVT, MmaVariant::standard>(a, n, s);
+      Status st = kernel == AttentionKernel::mma_split_pipeline ? launch_pipeline<KVT>(a, n, ls)
+                                                                 : launch_mma<KVT, MmaVariant::standard>(a, n, ls);
       if (!st.ok()) return st;
       break;
     }

@@ -50,6 +50,7 @@ struct AttnArgs {
   FastDivide page_div;  // positions -> page index
   bool q_is_bf16;       // q and o dtype (else f16)
   bool kv_rows_16b;     // every K/V row starts 16-byte aligned and head_dim % 16 == 0 (wider copies)
+  bool merge_starts_next;  // the merge lets the next kernel launch from its start (attention_merge_starts_next)
 };
 
 __device__ __forceinline__ float neg_inf() { return __int_as_float(static_cast<int>(0xff800000u)); }

@@ -15,7 +15,8 @@
 // result depends only on the row's own chunks: its bits do not depend on the batch around it, nor on which
 // kernel ran. The sink joins the denominator here (once per row); a row without keys gives zeros and LSE
 // -inf. Launched as a programmatic dependent of the split kernel where the device has them
-// (attention/launch.hpp, LaunchSetup).
+// (attention/launch.hpp, LaunchSetup); where a.merge_starts_next, each block lets the next kernel launch once
+// its wait is over.
 #pragma once
 #include "dcukern/attention/kernels/common.hpp"
 
@@ -59,6 +60,7 @@ __global__ void __launch_bounds__(kMergeThreads) attention_merge_kernel(AttnArgs
   constexpr int kAhead = 4;                                                 // chunks in flight per wave
   __shared__ float s_o[kWaves][kAttnMaxHeadDim];
   grid_dependency_wait();  // launched as a dependent of the split kernel: its partials are complete after this
+  if (a.merge_starts_next) grid_dependents_launch();
   const int64_t row = blockIdx.x;
   const RowInfo r = row_info(a, row);
   const int D = a.head_dim, nc = a.num_chunks;
@@ -128,6 +130,7 @@ __global__ void __launch_bounds__(kMergeThreads, DCUKERN_CUDA_MIN_BLOCKS(8))
   const int d = static_cast<int>(blockIdx.x % slices) * kMergeSlice + tid % kMergeSlice;
   const int first = tid / kMergeSlice;  // the thread's first chunk of a round
   grid_dependency_wait();  // launched as a dependent of the split kernel: its partials are complete after this
+  if (a.merge_starts_next) grid_dependents_launch();
   const float* lse = a.part_lse + row * nc;
   const float* part = a.part_o + row * nc * D + d;  // + c * D: chunk c's element d
 

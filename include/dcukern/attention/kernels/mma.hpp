@@ -166,7 +166,10 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
   __shared__ float s_s[kSplit > 1 ? kTeams : 1][2][kSplit][32][4];
 
   using Ring = MmaRing<KVT, kDim, kVariant>;  // (the pipeline's)
-  grid_dependents_launch();  // split: the merge (a dependent launch) may start; it waits for this kernel's end
+  grid_dependency_wait();  // a dependent launch (attention/launch.hpp): the kernel before may write q, tables, KV
+  // Split calls let the merge (a dependent launch) start; it waits for this kernel's end. Unsplit calls let
+  // the next kernel launch only at their end: its blocks would take SMs from this call's one wave.
+  if (a.part_o) grid_dependents_launch();
   const TileBlock tb = tile_block(a);
   QueryTile<kMmaTile> qt(a, tb, QueryTile<kMmaTile>::RowsOnly{});  // key ranges: set_keys below
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
