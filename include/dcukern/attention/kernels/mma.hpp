@@ -168,7 +168,8 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
   using Ring = MmaRing<KVT, kDim, kVariant>;  // (the pipeline's)
   grid_dependency_wait();  // a dependent launch (attention/launch.hpp): the kernel before may write q, tables, KV
   // Split calls let the merge (a dependent launch) start; it waits for this kernel's end. Unsplit calls let
-  // the next kernel launch only at their end: its blocks would take SMs from this call's one wave.
+  // the next kernel launch only at their end: its blocks would take SMs from this call's one wave (1-2 %
+  // slower on the H200: capabilities/evidence/attention-sm_90.json, tried_and_dropped).
   if (a.part_o) grid_dependents_launch();
   const TileBlock tb = tile_block(a);
   QueryTile<kMmaTile> qt(a, tb, QueryTile<kMmaTile>::RowsOnly{});  // key ranges: set_keys below
