@@ -2,10 +2,10 @@
 // errors, device queries. (Debian's HIP 5.2 headers for the NVIDIA platform do not build with CUDA 13,
 // so the NVIDIA build talks to the CUDA runtime directly.)
 #pragma once
-#include <array>
-#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "dcukern/core/status.hpp"
 #include "dcukern/platform/detect.hpp"
@@ -79,21 +79,24 @@ inline runtime_error_t runtime_resident_blocks(int* blocks, const void* kernel, 
 #if DCUKERN_PLATFORM_CUDA
 // Whether the code of `kernel` that runs on `device` (the current device) was compiled for compute
 // capability 9.0 or later (its PTX version: code JIT-compiled from older PTX has no grid_dependency_wait()
-// in it). Asked of the runtime once per kernel and device.
-template <class... Params>
-inline bool kernel_waits_for_dependency(void (*kernel)(Params...), int device) {
-  constexpr int kMaxDevices = 64;
-  static std::array<std::atomic<int8_t>, kMaxDevices> known{};  // 0: not asked yet, 1: yes, 2: no
-  if (device < 0 || device >= kMaxDevices) return false;
-  int8_t k = known[device].load(std::memory_order_relaxed);
-  if (k == 0) {
-    cudaFuncAttributes attr{};
-    const bool yes = cudaFuncGetAttributes(&attr, kernel) == cudaSuccess && attr.ptxVersion >= 90;
-    (void)cudaGetLastError();
-    k = yes ? 1 : 2;
-    known[device].store(k, std::memory_order_relaxed);
-  }
-  return k == 1;
+// in it). Asked of the runtime once per kernel and device; the answers are kept per kernel, not per
+// signature: kernels of the same signature may come from translation units built for different targets.
+inline bool kernel_waits_for_dependency(const void* kernel, int device) {
+  struct Known {
+    const void* kernel;
+    int device;
+    bool yes;
+  };
+  static std::mutex mutex;
+  static std::vector<Known> known;  // a few dozen kernels at most: a linear search
+  const std::lock_guard<std::mutex> lock(mutex);
+  for (const Known& k : known)
+    if (k.kernel == kernel && k.device == device) return k.yes;
+  cudaFuncAttributes attr{};
+  const bool yes = cudaFuncGetAttributes(&attr, kernel) == cudaSuccess && attr.ptxVersion >= 90;
+  (void)cudaGetLastError();
+  known.push_back({kernel, device, yes});
+  return yes;
 }
 #endif
 
@@ -107,7 +110,7 @@ template <class... Params, class... Args>
 inline runtime_error_t launch_dependent(bool dependent, int device, void (*kernel)(Params...), dim3 grid,
                                         dim3 block, size_t shared, stream_t s, Args... args) {
 #if DCUKERN_PLATFORM_CUDA
-  if (!dependent || !kernel_waits_for_dependency(kernel, device)) {
+  if (!dependent || !kernel_waits_for_dependency(reinterpret_cast<const void*>(kernel), device)) {
     kernel<<<grid, block, shared, s>>>(static_cast<Params>(args)...);
     return runtime_last_error();
   }
