@@ -176,6 +176,11 @@ TEST_CASE("attention: split-KV plan and workspace bound") {
   CHECK_FALSE(attention_sliced_merge(132, 32, 132, 32));  // as many rows as compute units
   CHECK_FALSE(attention_sliced_merge(32, kSlicedMergeChunks - 1, 132, 32));
   CHECK_FALSE(attention_sliced_merge(32, 32, 120, 64));  // wave64: the two merges would add in other orders
+  // The merge lets the next kernel launch early where all its blocks fit at once (kMergeResidentBlocks a CU).
+  CHECK(attention_merge_starts_next(32 * 4, 132));  // B = 1, 32 query rows, the sliced merge of head_dim 128
+  CHECK(attention_merge_starts_next(int64_t(kMergeResidentBlocks) * 132, 132));
+  CHECK_FALSE(attention_merge_starts_next(int64_t(kMergeResidentBlocks) * 132 + 1, 132));
+  CHECK_FALSE(attention_merge_starts_next(64 * 32, 132));  // B = 64, 32 query heads: the row merge's 2048 blocks
   {
     // One long sequence, 8 KV heads of 4 query rows (8 blocks per chunk) on 132 CUs: one_wave never
     // launches more blocks than the target, nor fewer than half of it; otherwise the count rounds up.
