@@ -147,9 +147,12 @@ DCUKERN_HD constexpr size_t split_list_keys(int64_t v, int items) {
   return size_t(split_tiles(v, items)) * size_t(split_list_cap(items));
 }
 DCUKERN_HD constexpr size_t split_list_bytes(int64_t b, int64_t v) {
-  size_t most = split_list_keys(v, 16);
-  most = split_list_keys(v, 32) > most ? split_list_keys(v, 32) : most;
-  most = split_list_keys(v, 64) > most ? split_list_keys(v, 64) : most;
+  const int tile_items[] = {16, 32, 64};  // every size split_items and kScalarSplitItems give
+  size_t most = 0;
+  for (const int items : tile_items) {
+    const size_t keys = split_list_keys(v, items);
+    most = keys > most ? keys : most;
+  }
   return split_align(size_t(b) * most * sizeof(uint64_t));
 }
 
