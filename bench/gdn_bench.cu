@@ -2,10 +2,11 @@
 // B in {1, 8, 32, 128, 256, 512}, H = 16, HV in {32, 48}, K = V = 128, fp32 state, in-kernel gating and
 // L2 norm (one kernel for the whole step), for automatic selection (both layouts) and the generic row;
 // and the conv1d update at B in {1, 32, 256}, 8192 channels, width 4. Every row that is not chosen
-// automatically is also run pinned (experimental rows, which have no evidence yet, forced). A
-// read-modify-write ceiling (16-byte vectors read and written back in place, the state's traffic without
-// its math) over each cell's state bytes (B x HV / 16 MiB at B >= 32), and over smaller ones, shows what
-// the traffic pattern allows at that size. With DCUKERN_BENCH_GDN_SWEEP set in the environment, the
+// automatically is also run pinned (experimental rows, which have no evidence yet, forced). Four
+// read-modify-write ceilings (16-byte vectors read and written back in place, the state's traffic without
+// its math: a grid-stride loop, and 16 KiB tiles launched plainly, as dependent launches, and as dependent
+// launches that prefetch their tile into L2 before the wait) over each cell's state bytes (B x HV / 16 MiB
+// at B >= 32), and over smaller ones, show what the traffic pattern allows at that size. With DCUKERN_BENCH_GDN_SWEEP set in the environment, the
 // recurrent step also runs at every even B from 20 to 44 (time against batch around B = 32).
 // State pools rotate through > 4x L2 (HBM-cold); time from CUDA-graph replay. Counters: us per step,
 // GB/s of state bytes read + written (conv1d: every byte moved), % of the read bandwidth measured here.
@@ -230,6 +231,51 @@ void bench_rmw(benchmark::State& st, int64_t bytes) {
   for (void* b : bufs) cudaFree(b);
 }
 
+// The same traffic in tiles, the GDN step's shape: each block reads its contiguous tile of kRmwTileVecs
+// vectors a thread into registers (every load in flight before the first store), then writes it back.
+// kDependent: a programmatic dependent launch that waits for the kernel before first thing and then lets
+// the next one launch (the step's begin_dependent_kernel); kPrefetch: thread 0 first asks for the whole
+// tile into L2 with one bulk prefetch, before the wait (the [V,K] step's prefetch).
+constexpr int kRmwTileThreads = 256, kRmwTileVecs = 4;  // 16 KiB a block: one 32-row tile of a 128x128 f32 state
+template <bool kDependent, bool kPrefetch>
+__global__ void __launch_bounds__(kRmwTileThreads) rmw_tile_kernel(vec16_t* p, int64_t n) {
+  constexpr int64_t kTile = int64_t(kRmwTileThreads) * kRmwTileVecs;
+  const int64_t base = int64_t(blockIdx.x) * kTile;
+  if (kPrefetch && threadIdx.x == 0) prefetch_l2_bulk(p + base, uint32_t((n - base < kTile ? n - base : kTile) * 16));
+  if (kDependent) begin_dependent_kernel();
+  vec16_t v[kRmwTileVecs];
+#pragma unroll
+  for (int u = 0; u < kRmwTileVecs; ++u) {
+    const int64_t i = base + u * kRmwTileThreads + threadIdx.x;
+    if (i < n) v[u] = p[i];
+  }
+#pragma unroll
+  for (int u = 0; u < kRmwTileVecs; ++u) {
+    const int64_t i = base + u * kRmwTileThreads + threadIdx.x;
+    v[u].x += 1u;
+    if (i < n) p[i] = v[u];
+  }
+}
+
+template <bool kDependent, bool kPrefetch>
+void bench_rmw_tiles(benchmark::State& st, int64_t bytes) {
+  const int copies = rotation_copies(size_t(bytes));
+  std::vector<void*> bufs(copies);
+  for (void*& b : bufs) BENCH_RT(cudaMalloc(&b, bytes));
+  const int64_t n = bytes / 16, tile = int64_t(kRmwTileThreads) * kRmwTileVecs;
+  const dim3 grid(unsigned((n + tile - 1) / tile));
+  int device = 0;
+  BENCH_RT(cudaGetDevice(&device));
+  double us = 0;
+  for (auto _ : st)
+    us = graph_time_us(copies, [&](cudaStream_t s, int c) {
+      BENCH_RT(launch_dependent(kDependent, device, rmw_tile_kernel<kDependent, kPrefetch>, grid, dim3(kRmwTileThreads),
+                                0, s, static_cast<vec16_t*>(bufs[c]), n));
+    });
+  report(st, us, 2.0 * double(bytes));
+  for (void* b : bufs) cudaFree(b);
+}
+
 void register_all() {
   auto add = [](const std::string& name, auto fn, auto... args) {
     benchmark::RegisterBenchmark(name.c_str(), fn, args...)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
@@ -251,8 +297,13 @@ void register_all() {
   if (std::getenv("DCUKERN_BENCH_GDN_SWEEP"))
     for (int hv : kValueHeads)
       for (int batch = 20; batch <= 44; batch += 2) add_auto("sweep", batch, hv);
-  for (int64_t mb : {16, 32, 48, 64, 96, 128, 256, 384, 512, 768, 1024, 1536})
-    add("ceiling/rmw/MB" + std::to_string(mb), bench_rmw, mb << 20);
+  for (int64_t mb : {16, 32, 48, 64, 96, 128, 256, 384, 512, 768, 1024, 1536}) {
+    const std::string size = "/MB" + std::to_string(mb);
+    add("ceiling/rmw" + size, bench_rmw, mb << 20);
+    add("ceiling/rmw_tiles" + size, bench_rmw_tiles<false, false>, mb << 20);
+    add("ceiling/rmw_tiles_dependent" + size, bench_rmw_tiles<true, false>, mb << 20);
+    add("ceiling/rmw_tiles_dependent_prefetch" + size, bench_rmw_tiles<true, true>, mb << 20);
+  }
   for (int batch : {1, 32, 256}) {
     const std::string base = "conv1d/B" + std::to_string(batch) + "/dim8192/w4/";
     add(base + "bf16state/auto", bench_conv, batch, int64_t(8192), 4, DType::bf16, static_cast<const char*>(nullptr));

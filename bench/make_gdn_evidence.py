@@ -8,8 +8,9 @@ Records every measurement and checks the issue's speed requirements against the 
 ran ("auto"), for both state layouts: >= 85 % of the measured read bandwidth at B >= 32, <= 3.5 us at
 B = 1, and the conv1d update at B = 256, 8192 channels, width 4 (bf16 state) at >= 70 %. A requirement
 whose measurement is missing is reported as not measured, never as met. Each bandwidth check at B >= 32
-also carries the read-modify-write ceiling measured over the same state bytes (ceiling/rmw/MB<B x HV / 16>)
-and the step's time against it; a check is met by the requirement alone, never by the ceiling.
+also carries the read-modify-write ceiling measured over the same state bytes: the fastest of the bench's
+ceiling kernels at that size (ceiling/<kernel>/MB<B x HV / 16>), which one, and the step's time against it;
+a check is met by the requirement alone, never by the ceiling.
 """
 import argparse
 import json
@@ -51,9 +52,12 @@ def main():
             for batch in (32, 128, 256, 512):
                 check(">= 85 % of measured read bandwidth at B >= 32", f"gdn/HV{hv}/B{batch}/{layout}/auto",
                       lambda r: r["pct_read_bw"], lambda v: v >= 85.0)
-                ceiling = by_name.get(f"ceiling/rmw/MB{batch * hv // 16}")
+                size = f"/MB{batch * hv // 16}"
+                ceilings = [r for n, r in by_name.items() if n.startswith("ceiling/") and n.endswith(size)]
+                ceiling = min(ceilings, key=lambda r: r["us"]) if ceilings else None
                 if ceiling and checks[-1]["measured"]:
                     checks[-1]["rmw_ceiling_pct_read_bw"] = ceiling["pct_read_bw"]
+                    checks[-1]["rmw_ceiling_kernel"] = ceiling["name"].split("/")[1]
                     checks[-1]["time_vs_rmw_ceiling"] = round(ceiling["us"] / by_name[checks[-1]["where"]]["us"], 3)
     check(">= 70 % of measured read bandwidth (conv1d, B = 256, 8192 channels, width 4)",
           "conv1d/B256/dim8192/w4/bf16state/auto", lambda r: r["pct_read_bw"], lambda v: v >= 70.0)
