@@ -1,15 +1,15 @@
-// Gated-delta-net decode benchmark on the Qwen3-Next / Qwen3.5 shapes (issue 4): the recurrent step at
-// B in {1, 8, 32, 128, 256, 512}, H = 16, HV in {32, 48}, K = V = 128, fp32 state, in-kernel gating and
-// L2 norm (one kernel for the whole step), for automatic selection (both layouts) and the generic row;
-// and the conv1d update at B in {1, 32, 256}, 8192 channels, width 4. Every row that is not chosen
-// automatically is also run pinned (experimental rows, which have no evidence yet, forced). Four
-// read-modify-write ceilings (16-byte vectors read and written back in place, the state's traffic without
-// its math: a grid-stride loop, and 16 KiB tiles launched plainly, as dependent launches, and as dependent
-// launches that prefetch their tile into L2 before the wait) over each cell's state bytes (B x HV / 16 MiB
-// at B >= 32), and over smaller ones, show what the traffic pattern allows at that size. With DCUKERN_BENCH_GDN_SWEEP set in the environment, the
-// recurrent step also runs at every even B from 20 to 44 (time against batch around B = 32).
-// State pools rotate through > 4x L2 (HBM-cold); time from CUDA-graph replay. Counters: us per step,
-// GB/s of state bytes read + written (conv1d: every byte moved), % of the read bandwidth measured here.
+// Gated-delta-net decode benchmark on the Qwen3-Next / Qwen3.5 shapes (issue 4): the recurrent step at B in {1, 8, 32,
+// 128, 256, 512}, H = 16, HV in {32, 48}, K = V = 128, fp32 state, in-kernel gating and L2 norm (one kernel for the
+// whole step), for automatic selection (both layouts) and the generic row; and the conv1d update at B in {1, 32, 256},
+// 8192 channels, width 4. Every row that is not chosen automatically is also run pinned (experimental rows, which have
+// no evidence yet, forced). Five read-modify-write ceilings (16-byte vectors read and written back in place, the
+// state's traffic without its math: a grid-stride loop of one vector a thread, one of four as a dependent launch, and
+// 16 KiB tiles launched plainly, as dependent launches, and as dependent launches that prefetch their tile into L2
+// before the wait) over each cell's state bytes (B x HV / 16 MiB at B >= 32), and over smaller ones, show what the
+// traffic pattern allows at that size. With DCUKERN_BENCH_GDN_SWEEP set in the environment, the recurrent step also
+// runs at every even B from 20 to 44 (time against batch around B = 32). State pools rotate through > 4x L2 (HBM-cold);
+// time from CUDA-graph replay. Counters: us per step, GB/s of state bytes read + written (conv1d: every byte moved), %
+// of the read bandwidth measured here.
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -209,8 +209,12 @@ void bench_conv(benchmark::State& st, int batch, int64_t dim, int width, DType s
   st.SetLabel(row ? row : why.chosen);
 }
 
-// The read-modify-write ceiling: every 16-byte vector of the buffer read, incremented and written back.
-__global__ void __launch_bounds__(256) rmw_kernel(vec16_t* p, int64_t n) {
+// Read-modify-write ceilings: every 16-byte vector of a buffer read, incremented and written back in place,
+// by kernels of a few shapes. The fastest of them at a size is what that traffic allows there.
+constexpr int kRmwThreads = 256;
+
+// A grid-stride loop, one vector a thread in flight, 16 blocks per SM.
+__global__ void __launch_bounds__(kRmwThreads) rmw_kernel(vec16_t* p, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     vec16_t v = p[i];
     v.x += 1u;
@@ -218,59 +222,76 @@ __global__ void __launch_bounds__(256) rmw_kernel(vec16_t* p, int64_t n) {
   }
 }
 
-void bench_rmw(benchmark::State& st, int64_t bytes) {
-  const int copies = rotation_copies(size_t(bytes));
-  std::vector<void*> bufs(copies);
-  for (void*& b : bufs) BENCH_RT(cudaMalloc(&b, bytes));
-  const int64_t n = bytes / 16;
-  const int grid = int(std::min<int64_t>((n + 255) / 256, 16LL * device_info().sms));
-  double us = 0;
-  for (auto _ : st)
-    us = graph_time_us(copies, [&](cudaStream_t s, int c) { rmw_kernel<<<grid, 256, 0, s>>>(static_cast<vec16_t*>(bufs[c]), n); });
-  report(st, us, 2.0 * double(bytes));
-  for (void* b : bufs) cudaFree(b);
+// A grid-stride loop over groups of kRmwUnroll vectors a thread (all loaded before the first store), 8
+// blocks per SM, as a programmatic dependent launch that waits for the kernel before first thing and then
+// lets the next one launch.
+constexpr int kRmwUnroll = 4;
+__global__ void __launch_bounds__(kRmwThreads) rmw_unrolled_kernel(vec16_t* p, int64_t n) {
+  begin_dependent_kernel();
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += kRmwUnroll * stride) {
+    vec16_t v[kRmwUnroll];
+#pragma unroll
+    for (int u = 0; u < kRmwUnroll; ++u)
+      if (i + u * stride < n) v[u] = p[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kRmwUnroll; ++u) {
+      v[u].x += 1u;
+      if (i + u * stride < n) p[i + u * stride] = v[u];
+    }
+  }
 }
 
-// The same traffic in tiles, the GDN step's shape: each block reads its contiguous tile of kRmwTileVecs
-// vectors a thread into registers (every load in flight before the first store), then writes it back.
-// kDependent: a programmatic dependent launch that waits for the kernel before first thing and then lets
-// the next one launch (the step's begin_dependent_kernel); kPrefetch: thread 0 first asks for the whole
-// tile into L2 with one bulk prefetch, before the wait (the [V,K] step's prefetch).
-constexpr int kRmwTileThreads = 256, kRmwTileVecs = 4;  // 16 KiB a block: one 32-row tile of a 128x128 f32 state
+// Tiles, the GDN step's shape: each block reads its contiguous tile of kRmwTileVecs vectors a thread into
+// registers (every load in flight before the first store), then writes it back. kDependent: a dependent
+// launch as above (the step's begin_dependent_kernel); kPrefetch: thread 0 first asks for the whole tile
+// into L2 with one bulk prefetch, before the wait (the [V,K] step's prefetch).
+constexpr int kRmwTileVecs = 4;  // 16 KiB a block: one 32-row tile of a 128x128 f32 state
 template <bool kDependent, bool kPrefetch>
-__global__ void __launch_bounds__(kRmwTileThreads) rmw_tile_kernel(vec16_t* p, int64_t n) {
-  constexpr int64_t kTile = int64_t(kRmwTileThreads) * kRmwTileVecs;
+__global__ void __launch_bounds__(kRmwThreads) rmw_tile_kernel(vec16_t* p, int64_t n) {
+  constexpr int64_t kTile = int64_t(kRmwThreads) * kRmwTileVecs;
   const int64_t base = int64_t(blockIdx.x) * kTile;
   if (kPrefetch && threadIdx.x == 0) prefetch_l2_bulk(p + base, uint32_t((n - base < kTile ? n - base : kTile) * 16));
   if (kDependent) begin_dependent_kernel();
   vec16_t v[kRmwTileVecs];
 #pragma unroll
   for (int u = 0; u < kRmwTileVecs; ++u) {
-    const int64_t i = base + u * kRmwTileThreads + threadIdx.x;
+    const int64_t i = base + u * kRmwThreads + threadIdx.x;
     if (i < n) v[u] = p[i];
   }
 #pragma unroll
   for (int u = 0; u < kRmwTileVecs; ++u) {
-    const int64_t i = base + u * kRmwTileThreads + threadIdx.x;
+    const int64_t i = base + u * kRmwThreads + threadIdx.x;
     v[u].x += 1u;
     if (i < n) p[i] = v[u];
   }
 }
 
-template <bool kDependent, bool kPrefetch>
-void bench_rmw_tiles(benchmark::State& st, int64_t bytes) {
+enum class RmwShape { stride, unrolled_dependent, tiles, tiles_dependent, tiles_dependent_prefetch };
+template <RmwShape kShape>
+void bench_rmw(benchmark::State& st, int64_t bytes) {
   const int copies = rotation_copies(size_t(bytes));
   std::vector<void*> bufs(copies);
   for (void*& b : bufs) BENCH_RT(cudaMalloc(&b, bytes));
-  const int64_t n = bytes / 16, tile = int64_t(kRmwTileThreads) * kRmwTileVecs;
-  const dim3 grid(unsigned((n + tile - 1) / tile));
+  const int64_t n = bytes / 16, sms = device_info().sms;
+  const int64_t vectors = (n + kRmwThreads - 1) / kRmwThreads, tiles = (vectors + kRmwTileVecs - 1) / kRmwTileVecs;
   int device = 0;
   BENCH_RT(cudaGetDevice(&device));
+  auto launch = [&](auto kernel, int64_t blocks, bool dependent, cudaStream_t s, void* buf) {
+    BENCH_RT(launch_dependent(dependent, device, kernel, dim3(unsigned(blocks)), dim3(kRmwThreads), 0, s,
+                              static_cast<vec16_t*>(buf), n));
+  };
   double us = 0;
   for (auto _ : st)
     us = graph_time_us(copies, [&](cudaStream_t s, int c) {
-      BENCH_RT(launch_dependent(kDependent, device, rmw_tile_kernel<kDependent, kPrefetch>, grid, dim3(kRmwTileThreads),
-                                0, s, static_cast<vec16_t*>(bufs[c]), n));
+      switch (kShape) {
+        case RmwShape::stride: return launch(rmw_kernel, std::min(vectors, 16 * sms), false, s, bufs[c]);
+        case RmwShape::unrolled_dependent:
+          return launch(rmw_unrolled_kernel, std::min(vectors, 8 * sms), true, s, bufs[c]);
+        case RmwShape::tiles: return launch(rmw_tile_kernel<false, false>, tiles, false, s, bufs[c]);
+        case RmwShape::tiles_dependent: return launch(rmw_tile_kernel<true, false>, tiles, true, s, bufs[c]);
+        case RmwShape::tiles_dependent_prefetch: return launch(rmw_tile_kernel<true, true>, tiles, true, s, bufs[c]);
+      }
     });
   report(st, us, 2.0 * double(bytes));
   for (void* b : bufs) cudaFree(b);
@@ -299,10 +320,11 @@ void register_all() {
       for (int batch = 20; batch <= 44; batch += 2) add_auto("sweep", batch, hv);
   for (int64_t mb : {16, 32, 48, 64, 96, 128, 256, 384, 512, 768, 1024, 1536}) {
     const std::string size = "/MB" + std::to_string(mb);
-    add("ceiling/rmw" + size, bench_rmw, mb << 20);
-    add("ceiling/rmw_tiles" + size, bench_rmw_tiles<false, false>, mb << 20);
-    add("ceiling/rmw_tiles_dependent" + size, bench_rmw_tiles<true, false>, mb << 20);
-    add("ceiling/rmw_tiles_dependent_prefetch" + size, bench_rmw_tiles<true, true>, mb << 20);
+    add("ceiling/rmw" + size, bench_rmw<RmwShape::stride>, mb << 20);
+    add("ceiling/rmw_unrolled_dependent" + size, bench_rmw<RmwShape::unrolled_dependent>, mb << 20);
+    add("ceiling/rmw_tiles" + size, bench_rmw<RmwShape::tiles>, mb << 20);
+    add("ceiling/rmw_tiles_dependent" + size, bench_rmw<RmwShape::tiles_dependent>, mb << 20);
+    add("ceiling/rmw_tiles_dependent_prefetch" + size, bench_rmw<RmwShape::tiles_dependent_prefetch>, mb << 20);
   }
   for (int batch : {1, 32, 256}) {
     const std::string base = "conv1d/B" + std::to_string(batch) + "/dim8192/w4/";
