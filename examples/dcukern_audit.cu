@@ -1,6 +1,8 @@
 // dcukern-audit: what this machine is and which kernels dcukern uses on it.
-//   dcukern-audit                 with a GPU: device facts, detected target, a smoke run of every GEMV
-//                                 and attention row enabled here, and the capability table for this target.
+//   dcukern-audit                 with a GPU: device facts, detected target, a smoke run of every row
+//                                 enabled here (GEMV, attention, GDN step, conv1d update, sampling, row
+//                                 transforms) against the host reference, and the capability table for
+//                                 this target.
 //                                 without a GPU (or a host-only build): the target table and which row
 //                                 is enabled on which target.
 //   dcukern-audit --target gfx906 the capability table for that target (any name the runtime reports).
@@ -13,7 +15,9 @@
 #include "dcukern/platform/detect.hpp"
 #if !DCUKERN_PLATFORM_HOST
 #include "audit/attention_smoke.hpp"
+#include "audit/gdn_smoke.hpp"
 #include "audit/gemv_smoke.hpp"
+#include "audit/sampling_smoke.hpp"
 #endif
 
 using namespace dcukern;
@@ -45,7 +49,9 @@ int audit_this_device() {
               f.name.c_str(), f.arch_name.c_str(), f.compute_units, f.wave_size, f.shared_mem_per_block / 1024,
               f.runtime_version);
   print_target_header(ctx->target);
-  const int failures = smoke::gemv_smoke(*ctx->target.info) + smoke::attention_smoke(*ctx->target.info);
+  const TargetInfo& target = *ctx->target.info;
+  const int failures = smoke::gemv_smoke(target) + smoke::attention_smoke(target) + smoke::gdn_smoke(target) +
+                       smoke::conv1d_smoke(target) + smoke::sampling_smoke(target);
   report::print_all_rows(*ctx->target.info, /*this_build=*/true);
   return failures;
 }

@@ -1,0 +1,130 @@
+// dcukern-audit's smoke runs for sampling: every sampling row enabled on this device draws 100 times (offsets
+// 0..99) from bf16 logits [4, 5000] with per-row device parameters: a greedy row, top-k 20 + top-p 0.9,
+// temperature 0.7 + min-p 0.1, and a row of -inf; every token must lie in the host reference's filtered set
+// (the greedy one the argmax), the -inf row flagged invalid with token 0. Every row-transform row then
+// computes softmax with temperature 0.8 of the same logits, within 1e-4 relative of the reference. These
+// are the hard checks only: the frequencies are the device tests' business (tests/device/).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "audit/device_copy.hpp"
+#include "dcukern/ref/gemv.hpp"
+#include "dcukern/ref/sampling.hpp"
+#include "dcukern/ref/sampling_transforms.hpp"
+#include "dcukern/sampling.hpp"
+#include "dcukern/sampling_transforms.hpp"
+
+namespace dcukern::smoke {
+
+struct SamplingProblem {
+  static constexpr int B = 4;
+  static constexpr int64_t V = 5000;
+  std::vector<uint16_t> logits;            // [B, V] bf16
+  std::vector<std::vector<float>> rows;    // the same, per row, in float
+  std::vector<float> temperature{0.f, 1.f, 0.7f, 1.f}, top_p{1.f, 0.9f, 1.f, 1.f}, min_p{0.f, 0.f, 0.1f, 0.f};
+  std::vector<int32_t> top_k{0, 20, 0, 0};
+  std::vector<ref::FilteredDistribution> allowed;
+
+  // Logits N(0, 2) (the last row -inf), from the first seed whose top-p and min-p boundaries lie clear
+  // of a knife edge (float rounding on the device could then decide either way).
+  SamplingProblem() {
+    for (uint32_t seed = 11;; ++seed) {
+      std::mt19937 rng(seed);
+      std::normal_distribution<float> n(0.f, 2.f);
+      logits.assign(B * V, 0);
+      rows.assign(B, std::vector<float>(V));
+      allowed.clear();
+      bool clear = true;
+      for (int b = 0; b < B; ++b) {
+        for (int64_t i = 0; i < V; ++i) {
+          const float x = b == B - 1 ? -INFINITY : n(rng);
+          logits[b * V + i] = ref::from_float(DType::bf16, x);
+          rows[b][i] = ref::to_float(DType::bf16, logits[b * V + i]);
+        }
+        allowed.push_back(ref::filtered_distribution(rows[b], {temperature[b], top_k[b], top_p[b], min_p[b]}));
+        clear = clear && allowed.back().top_p_margin > 1e-3 && allowed.back().min_p_margin > 1e-3;
+      }
+      if (clear) return;
+    }
+  }
+};
+
+// Returns the number of failed rows; prints one Markdown table row per enabled row.
+inline int sampling_smoke(const TargetInfo& target) {
+  std::printf("\n### sampling smoke run\n\n| row | problem | draws outside the allowed set | result |\n"
+              "|---|---|---|---|\n");
+  const SamplingProblem pr;
+  constexpr int B = SamplingProblem::B, kDraws = 100;
+  constexpr int64_t V = SamplingProblem::V;
+  DeviceCopy dl(pr.logits), dt(pr.temperature), dk(pr.top_k), dp(pr.top_p), dm(pr.min_p);
+  int failures = 0;
+  for (const auto& row : SamplingOp::rows()) {
+    if (!row_unavailable_reason(row, target, SamplingOp::compiled_in(row.kernel)).empty()) continue;
+    std::vector<int32_t> tokens(B, -1);
+    std::vector<uint8_t> valid(B, 2);
+    DeviceCopy dtok(tokens), dvalid(valid);
+    SamplingParams p;
+    p.logits = {dl.ptr, DType::bf16, B, V, V};
+    p.tokens = {dtok.ptr, DType::i32, B};
+    p.valid = static_cast<uint8_t*>(dvalid.ptr);
+    p.temperature.device = static_cast<const float*>(dt.ptr);
+    p.top_k.device = static_cast<const int32_t*>(dk.ptr);
+    p.top_p.device = static_cast<const float*>(dp.ptr);
+    p.min_p.device = static_cast<const float*>(dm.ptr);
+    p.seed = 1234;
+    const size_t bytes = row.contract.needs_workspace ? sampling_workspace_bytes(p) : 0;
+    DeviceCopy ws(std::vector<uint8_t>(std::max<size_t>(bytes, 1), 0));  // zeroed once, as the API asks
+    Status s;
+    int outside = 0;
+    for (int draw = 0; draw < kDraws && s.ok(); ++draw) {
+      p.offset = uint64_t(draw);
+      s = sample(p, bytes ? ws.ptr : nullptr, bytes, nullptr, SamplingOptions{row.id});
+      if (s.ok()) s = runtime_status(runtime_synchronize(), "synchronize");
+      if (s.ok()) s = runtime_status(runtime_copy_to_host(tokens.data(), dtok.ptr, B * 4), "copy");
+      if (s.ok()) s = runtime_status(runtime_copy_to_host(valid.data(), dvalid.ptr, B), "copy");
+      for (int b = 0; s.ok() && b < B; ++b) {
+        const ref::FilteredDistribution& a = pr.allowed[b];
+        const bool ok = a.valid ? valid[b] == 1 && a.prob_of(tokens[b]) > 0 : valid[b] == 0 && tokens[b] == 0;
+        outside += !ok;
+      }
+    }
+    const bool ok = s.ok() && outside == 0;
+    failures += !ok;
+    std::printf("| %s | bf16 B=%d V=%lld: greedy, top-k 20 + top-p 0.9, T 0.7 + min-p 0.1, all -inf; %d draws | "
+                "%d of %d | %s |\n", row.id, B, static_cast<long long>(V), kDraws, outside, kDraws * B,
+                ok ? "pass" : (s.ok() ? "FAIL" : s.to_string().c_str()));
+  }
+  for (const auto& row : TransformOp::rows()) {
+    if (!row_unavailable_reason(row, target, TransformOp::compiled_in(row.kernel)).empty()) continue;
+    std::vector<float> out(B * V, NAN);
+    std::vector<uint8_t> valid(B, 2);
+    DeviceCopy dout(out), dvalid(valid);
+    RowTransformParams p;
+    p.in = {dl.ptr, DType::bf16, B, V, V};
+    p.out = {dout.ptr, DType::f32, B, V, V};
+    p.valid = static_cast<uint8_t*>(dvalid.ptr);
+    p.temperature.value = 0.8f;
+    Status s = softmax(p, nullptr, RowOptions{row.id});
+    if (s.ok()) s = runtime_status(runtime_synchronize(), "synchronize");
+    if (s.ok()) s = runtime_status(runtime_copy_to_host(out.data(), dout.ptr, out.size() * 4), "copy");
+    if (s.ok()) s = runtime_status(runtime_copy_to_host(valid.data(), dvalid.ptr, B), "copy");
+    int wrong = 0;
+    for (int b = 0; s.ok() && b < B; ++b) {
+      const ref::TransformedRow want = ref::ref_softmax(pr.rows[b], 0.8);
+      wrong += valid[b] != (want.valid ? 1 : 0);
+      for (int64_t i = 0; i < V; ++i) wrong += !(std::fabs(out[b * V + i] - want.out[i]) <= 1e-4 * want.out[i] + 1e-12);
+    }
+    const bool ok = s.ok() && wrong == 0;
+    failures += !ok;
+    std::printf("| %s | softmax, temperature 0.8, the same logits | %d of %lld values off | %s |\n", row.id, wrong,
+                static_cast<long long>(B * V), ok ? "pass" : (s.ok() ? "FAIL" : s.to_string().c_str()));
+  }
+  return failures;
+}
+
+}  // namespace dcukern::smoke
