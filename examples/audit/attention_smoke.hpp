@@ -7,10 +7,10 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
-#include <random>
 #include <vector>
 
 #include "audit/device_copy.hpp"
+#include "audit/random_bf16.hpp"
 #include "dcukern/attention.hpp"
 #include "dcukern/ref/attention.hpp"
 
@@ -24,13 +24,7 @@ inline int attention_smoke(const TargetInfo& target) {
   std::vector<int32_t> table(B * MP);
   std::iota(table.begin(), table.end(), 0);
   std::reverse(table.begin(), table.end());  // pages scattered: sequence 0 owns the pool's last pages
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  auto random_bf16 = [&](size_t n) {
-    std::vector<uint16_t> v(n);
-    for (auto& x : v) x = ref::from_float(DType::bf16, d(rng));
-    return v;
-  };
+  RandomBf16 random_bf16(3);
   const std::vector<uint16_t> q = random_bf16(B * HQ * D), k = random_bf16(size_t(B) * MP * PS * HKV * D),
                               v = random_bf16(k.size());
   // The same call over host (reference) or device (the row) memory.

@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <vector>
 
 #include "audit/device_copy.hpp"
+#include "audit/random_bf16.hpp"
 #include "dcukern/gdn.hpp"
 #include "dcukern/ref/gdn.hpp"
 
@@ -53,19 +53,13 @@ double run_and_compare(Call call, const DeviceCopy& dout, std::vector<uint16_t>&
 inline int gdn_smoke(const TargetInfo& target) {
   std::printf("\n### gdn smoke run\n\n| row | problem | max error / tolerance | result |\n|---|---|---|---|\n");
   constexpr int B = 1, T = 2, H = 2, HV = 4, K = 128, V = 128, kSlots = 2;
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  auto random_bf16 = [&](size_t n) {
-    std::vector<uint16_t> v(n);
-    for (auto& x : v) x = ref::from_float(DType::bf16, d(rng));
-    return v;
-  };
+  RandomBf16 random_bf16(5);
   const std::vector<uint16_t> q = random_bf16(B * T * H * K), k = random_bf16(q.size());
   const std::vector<uint16_t> v = random_bf16(B * T * HV * V);
   const std::vector<uint16_t> ga = random_bf16(B * T * HV), gb = random_bf16(ga.size());
   const std::vector<float> a_log(HV, 0.f), dt_bias(HV, -2.f);  // decay exp(-softplus(a - 2)): 0.27..0.95
   std::vector<float> pool(size_t(kSlots) * HV * K * V);
-  for (auto& x : pool) x = 0.5f * d(rng);
+  for (auto& x : pool) x = 0.5f * random_bf16.uniform();
   const std::vector<int32_t> slots = {1};
   auto params = [&](const void* qp, const void* kp, const void* vp, const void* ap, const void* bp, const float* alog,
                     const float* dtb, void* poolp, GdnStateLayout layout, const int32_t* sp, void* op) {
@@ -117,13 +111,7 @@ inline int conv1d_smoke(const TargetInfo& target) {
   std::printf("\n### conv1d smoke run\n\n| row | problem | max error / tolerance | result |\n|---|---|---|---|\n");
   constexpr int B = 3, W = 4, kSlots = 3;
   constexpr int64_t D = 256;
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  auto random_bf16 = [&](size_t n) {
-    std::vector<uint16_t> v(n);
-    for (auto& x : v) x = ref::from_float(DType::bf16, d(rng));
-    return v;
-  };
+  RandomBf16 random_bf16(7);
   const std::vector<uint16_t> x = random_bf16(B * D), w = random_bf16(D * W), bias = random_bf16(D),
                               state_bf16 = random_bf16(kSlots * D * (W - 1));
   std::vector<float> state_f32(state_bf16.size());
