@@ -9,10 +9,11 @@
 // Every call passes max_context_len = the context (the batch's longest, as engines pass it; without it
 // the plan sizes chunks from the table's capacity: 544 positions for a 512-token context at page size
 // 544). Pages are scattered through the pool (deterministic shuffle); pools rotate through > 4x L2 where
-// they are smaller (HBM-cold); time from CUDA-graph replay. Counters: us per call, GB/s of KV bytes read,
+// they are smaller (HBM-cold); time from graph replay. Counters: us per call, GB/s of KV bytes read,
 // % of the read bandwidth measured in this run. Targets: >= 85 % where B x context >= 128K, >= 70 % at
 // B = 1, context 32768; page size 544 within 10 % of page size 16.
 #include <algorithm>
+#include <initializer_list>
 #include <numeric>
 #include <random>
 #include <string>
@@ -74,31 +75,31 @@ struct AttnBuffers {
     copies = rotation_copies(size_t(2 * pool_bytes));
     for (int i = 0; i < copies; ++i) {
       uint8_t *kp, *vp;
-      BENCH_RT(cudaMalloc(&kp, pool_bytes));
-      BENCH_RT(cudaMalloc(&vp, pool_bytes));
+      device_alloc(&kp, pool_bytes);
+      device_alloc(&vp, pool_bytes);
       fill_bytes_kernel<<<2048, 256>>>(kp, pool_bytes, 17u + i, kvt == DType::fp8_e4m3);
       fill_bytes_kernel<<<2048, 256>>>(vp, pool_bytes, 91u + i, kvt == DType::fp8_e4m3);
       k.push_back(kp);
       v.push_back(vp);
     }
     const int64_t qn = int64_t(batch) * hd.hq * hd.d;
-    BENCH_RT(cudaMalloc(&q, qn * 2));
-    BENCH_RT(cudaMalloc(&o, qn * 2));
-    BENCH_RT(cudaMemset(q, 0x3c, qn * 2));
-    BENCH_RT(cudaMalloc(&lse, int64_t(batch) * hd.hq * 4));
+    device_alloc(&q, qn * 2);
+    device_alloc(&o, qn * 2);
+    BENCH_RT(runtime_memset_async(q, 0x3c, qn * 2, nullptr));
+    device_alloc(&lse, int64_t(batch) * hd.hq * 4);
     std::vector<int32_t> perm(num_pages), lens_h(batch, ctx);
     std::iota(perm.begin(), perm.end(), 0);
     std::shuffle(perm.begin(), perm.end(), std::mt19937(7));
-    BENCH_RT(cudaMalloc(&table, num_pages * 4));
-    BENCH_RT(cudaMalloc(&lens, batch * 4));
-    BENCH_RT(cudaMemcpy(table, perm.data(), num_pages * 4, cudaMemcpyHostToDevice));
-    BENCH_RT(cudaMemcpy(lens, lens_h.data(), batch * 4, cudaMemcpyHostToDevice));
-    BENCH_RT(cudaDeviceSynchronize());
+    device_alloc(&table, num_pages * 4);
+    device_alloc(&lens, batch * 4);
+    BENCH_RT(runtime_copy_to_device(table, perm.data(), num_pages * 4));
+    BENCH_RT(runtime_copy_to_device(lens, lens_h.data(), batch * 4));
+    BENCH_RT(runtime_synchronize());
   }
   ~AttnBuffers() {
-    for (auto* p : k) cudaFree(p);
-    for (auto* p : v) cudaFree(p);
-    cudaFree(q), cudaFree(o), cudaFree(table), cudaFree(lens), cudaFree(lse), cudaFree(ws);
+    for (auto* p : k) (void)runtime_free(p);
+    for (auto* p : v) (void)runtime_free(p);
+    for (void* p : std::initializer_list<void*>{q, o, table, lens, lse, ws}) (void)runtime_free(p);
   }
   AttentionParams params(int c) const {
     AttentionParams p;
@@ -126,7 +127,7 @@ void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, 
   AttentionPlanOptions plan;
   plan.blocks_per_cu = var.blocks_per_cu;
   b.ws_bytes = attention_workspace_bytes(b.params(0), plan);
-  if (b.ws_bytes) BENCH_RT(cudaMalloc(&b.ws, b.ws_bytes));
+  if (b.ws_bytes) device_alloc(&b.ws, b.ws_bytes);
   AttentionOptions opt;
   opt.row = row;
   opt.plan = plan;
@@ -137,7 +138,7 @@ void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, 
   }
   double us = 0;
   for (auto _ : st)
-    us = graph_time_us(b.copies, [&](cudaStream_t s, int c) {
+    us = graph_time_us(b.copies, [&](stream_t s, int c) {
       if (Status e = attention(b.params(c), b.ws, b.ws_bytes, s, opt); !e.ok()) fail(e.to_string().c_str());
     });
   Overrides::instance().unforce(row);

@@ -8,7 +8,7 @@
 // before the wait) over each cell's state bytes (B x HV / 16 MiB at B >= 32), and over smaller ones, show what the
 // traffic pattern allows at that size. With DCUKERN_BENCH_GDN_SWEEP set in the environment, the recurrent step also
 // runs at every even B from 20 to 44 (time against batch around B = 32). State pools rotate through > 4x L2 (HBM-cold);
-// time from CUDA-graph replay. Counters: us per step, GB/s of state bytes read + written (conv1d: every byte moved), %
+// time from graph replay. Counters: us per step, GB/s of state bytes read + written (conv1d: every byte moved), %
 // of the read bandwidth measured here.
 #include <cstdlib>
 #include <memory>
@@ -41,7 +41,7 @@ __global__ void fill_kernel(void* p, int64_t n, uint32_t seed, DType t, float lo
 }
 void* alloc_filled(int64_t n, DType t, uint32_t seed, float lo = -1.f, float hi = 1.f) {
   void* p;
-  BENCH_RT(cudaMalloc(&p, std::max<int64_t>(n, 1) * dtype_bytes(t)));
+  device_alloc(&p, std::max<int64_t>(n, 1) * dtype_bytes(t));
   fill_kernel<<<1024, 256>>>(p, n, seed, t, lo, hi);
   return p;
 }
@@ -49,8 +49,8 @@ int32_t* identity_slots(int n) {
   std::vector<int32_t> h(n);
   for (int i = 0; i < n; ++i) h[i] = i;
   int32_t* d;
-  BENCH_RT(cudaMalloc(&d, n * sizeof(int32_t)));
-  BENCH_RT(cudaMemcpy(d, h.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice));
+  device_alloc(&d, n * sizeof(int32_t));
+  BENCH_RT(runtime_copy_to_device(d, h.data(), n * sizeof(int32_t)));
   return d;
 }
 
@@ -76,14 +76,14 @@ struct GdnBuffers {
     A_log = static_cast<float*>(alloc_filled(hv, DType::f32, 3u, 0.f, 2.7f));
     dt_bias = static_cast<float*>(alloc_filled(hv, DType::f32, 4u, -6.f, -2.f));
     slots = identity_slots(batch);
-    BENCH_RT(cudaDeviceSynchronize());
+    BENCH_RT(runtime_synchronize());
   }
   ~GdnBuffers() {
     for (auto* v : {&proj, &ab, &pool, &out})
-      for (void* p : *v) cudaFree(p);
-    cudaFree(A_log);
-    cudaFree(dt_bias);
-    cudaFree(slots);
+      for (void* p : *v) (void)runtime_free(p);
+    (void)runtime_free(A_log);
+    (void)runtime_free(dt_bias);
+    (void)runtime_free(slots);
   }
   GdnParams params(int c) const {
     GdnParams p;
@@ -129,7 +129,7 @@ void bench_gdn(benchmark::State& st, int batch, int hv, GdnStateLayout layout, c
   }
   double us = 0;
   for (auto _ : st)
-    us = graph_time_us(b.copies, [&](cudaStream_t s, int c) {
+    us = graph_time_us(b.copies, [&](stream_t s, int c) {
       if (Status e = gdn_recurrent(b.params(c), s, GdnOptions{row}); !e.ok()) fail(e.to_string().c_str());
     });
   report(st, us, b.state_bytes());
@@ -155,14 +155,14 @@ struct ConvBuffers {
     w = alloc_filled(dim * width, DType::bf16, 1u);
     bias = alloc_filled(dim, DType::bf16, 2u);
     slots = identity_slots(batch);
-    BENCH_RT(cudaDeviceSynchronize());
+    BENCH_RT(runtime_synchronize());
   }
   ~ConvBuffers() {
     for (auto* v : {&x, &y, &pool})
-      for (void* p : *v) cudaFree(p);
-    cudaFree(w);
-    cudaFree(bias);
-    cudaFree(slots);
+      for (void* p : *v) (void)runtime_free(p);
+    (void)runtime_free(w);
+    (void)runtime_free(bias);
+    (void)runtime_free(slots);
   }
   Conv1dParams params(int c) const {
     Conv1dParams p;
@@ -202,7 +202,7 @@ void bench_conv(benchmark::State& st, int batch, int64_t dim, int width, DType s
   }
   double us = 0;
   for (auto _ : st)
-    us = graph_time_us(b.copies, [&](cudaStream_t s, int c) {
+    us = graph_time_us(b.copies, [&](stream_t s, int c) {
       if (Status e = conv1d_update(b.params(c), s, GdnOptions{row}); !e.ok()) fail(e.to_string().c_str());
     });
   report(st, us, b.bytes());
@@ -272,18 +272,18 @@ template <RmwShape kShape>
 void bench_rmw(benchmark::State& st, int64_t bytes) {
   const int copies = rotation_copies(size_t(bytes));
   std::vector<void*> bufs(copies);
-  for (void*& b : bufs) BENCH_RT(cudaMalloc(&b, bytes));
+  for (void*& b : bufs) device_alloc(&b, bytes);
   const int64_t n = bytes / 16, sms = device_info().sms;
   const int64_t vectors = (n + kRmwThreads - 1) / kRmwThreads, tiles = (vectors + kRmwTileVecs - 1) / kRmwTileVecs;
   int device = 0;
-  BENCH_RT(cudaGetDevice(&device));
-  auto launch = [&](auto kernel, int64_t blocks, bool dependent, cudaStream_t s, void* buf) {
+  BENCH_RT(runtime_get_device(&device));
+  auto launch = [&](auto kernel, int64_t blocks, bool dependent, stream_t s, void* buf) {
     BENCH_RT(launch_dependent(dependent, device, kernel, dim3(unsigned(blocks)), dim3(kRmwThreads), 0, s,
                               static_cast<vec16_t*>(buf), n));
   };
   double us = 0;
   for (auto _ : st)
-    us = graph_time_us(copies, [&](cudaStream_t s, int c) {
+    us = graph_time_us(copies, [&](stream_t s, int c) {
       switch (kShape) {
         case RmwShape::stride: return launch(rmw_kernel, std::min(vectors, 16 * sms), false, s, bufs[c]);
         case RmwShape::unrolled_dependent:
@@ -294,7 +294,7 @@ void bench_rmw(benchmark::State& st, int64_t bytes) {
       }
     });
   report(st, us, 2.0 * double(bytes));
-  for (void* b : bufs) cudaFree(b);
+  for (void* b : bufs) (void)runtime_free(b);
 }
 
 void register_all() {

@@ -37,22 +37,22 @@ struct Buffers {
     copies = rotation_copies(size_t(s.m) * s.k * 2);
     for (int c = 0; c < copies; ++c) {
       uint16_t *px, *pw, *py;
-      BENCH_RT(cudaMalloc(&px, size_t(n) * k * 2));
-      BENCH_RT(cudaMalloc(&pw, size_t(m) * k * 2));
-      BENCH_RT(cudaMalloc(&py, size_t(n) * m * 2));
+      device_alloc(&px, size_t(n) * k * 2);
+      device_alloc(&pw, size_t(m) * k * 2);
+      device_alloc(&py, size_t(n) * m * 2);
       fill_kernel<<<1024, 256>>>(px, int64_t(n) * k, 17u + c, dt == DType::bf16);
       fill_kernel<<<4096, 256>>>(pw, m * k, 91u + c, dt == DType::bf16);
       x.push_back(px);
       w.push_back(pw);
       y.push_back(py);
     }
-    BENCH_RT(cudaDeviceSynchronize());
+    BENCH_RT(runtime_synchronize());
   }
   ~Buffers() {
     for (int c = 0; c < copies; ++c) {
-      cudaFree(x[c]);
-      cudaFree(w[c]);
-      cudaFree(y[c]);
+      (void)runtime_free(x[c]);
+      (void)runtime_free(w[c]);
+      (void)runtime_free(y[c]);
     }
   }
   GemvParams params(DType dt, int c) const {

@@ -31,7 +31,7 @@ void bench_mma(benchmark::State& st, Shape s, int n) {
   Buffers b(dt, s, n);
   double us = 0;
   for (auto _ : st)
-    us = graph_time_us(b.copies, [&](cudaStream_t stream, int c) {
+    us = graph_time_us(b.copies, [&](stream_t stream, int c) {
       const unsigned grid = unsigned((b.m + Cfg::kRows - 1) / Cfg::kRows);
       if (n <= 8) gemv_mma_kernel<dt, 1, Cfg><<<grid, Cfg::kThreads, 0, stream>>>(args(b, dt, c));
       else gemv_mma_kernel<dt, 2, Cfg><<<grid, Cfg::kThreads, 0, stream>>>(args(b, dt, c));
@@ -45,7 +45,7 @@ void bench_rowwise(benchmark::State& st, Shape s) {
   Buffers b(dt, s, 1);
   double us = 0;
   for (auto _ : st)
-    us = graph_time_us(b.copies, [&](cudaStream_t stream, int c) {
+    us = graph_time_us(b.copies, [&](stream_t stream, int c) {
       gemv_rowwise_kernel<FmaDot, dt, kUnroll><<<unsigned((b.m + 7) / 8), 256, 0, stream>>>(args(b, dt, c));
     });
   report(st, us, b);

@@ -1,5 +1,5 @@
-// Benchmark harness (CUDA flavour): the device's measured read bandwidth, buffers rotated through more
-// than 4x L2 so that reads come from HBM, and kernel time from CUDA-graph replay.
+// Benchmark harness (CUDA and HIP flavours): the device's measured read bandwidth, buffers rotated through
+// more than 4x L2 so that reads come from HBM, and kernel time from graph replay.
 #pragma once
 #include <benchmark/benchmark.h>
 
@@ -12,22 +12,41 @@
 #include <vector>
 
 #include "dcukern/platform/block.hpp"
+#include "dcukern/platform/runtime.hpp"
 #include "dcukern/platform/vec.hpp"
 
-#define BENCH_RT(expr)                                                                          \
-  do {                                                                                          \
-    const cudaError_t bench_err_ = (expr);                                                      \
-    if (bench_err_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(bench_err_)); \
-      std::exit(2);                                                                             \
-    }                                                                                           \
+#define BENCH_RT(expr)                                                                                      \
+  do {                                                                                                      \
+    const dcukern::runtime_error_t bench_err_ = (expr);                                                     \
+    if (bench_err_ != dcukern::kRuntimeSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #expr, dcukern::runtime_error_string(bench_err_)); \
+      std::exit(2);                                                                                         \
+    }                                                                                                       \
   } while (0)
+
+// The runtime calls of the harness beyond the platform layer (device properties, streams, graphs, events):
+// the same calls under CUDA's and HIP's prefixes.
+#if DCUKERN_PLATFORM_HIP
+#define BENCH_GPU(name) hip##name
+using BenchDeviceProp = hipDeviceProp_t;
+#else
+#define BENCH_GPU(name) cuda##name
+using BenchDeviceProp = cudaDeviceProp;
+#endif
 
 namespace dcukern::bench {
 
 [[noreturn]] inline void fail(const char* what) {
   std::fprintf(stderr, "benchmark failed: %s\n", what);
   std::exit(2);
+}
+
+// *p = a device allocation of `bytes` (the run stops if there is none).
+template <class T>
+void device_alloc(T** p, size_t bytes) {
+  void* v = nullptr;
+  BENCH_RT(runtime_malloc(&v, bytes));
+  *p = static_cast<T*>(v);
 }
 
 struct DeviceInfo {
@@ -39,8 +58,8 @@ struct DeviceInfo {
 inline const DeviceInfo& device_info() {
   static DeviceInfo info = [] {
     DeviceInfo d;
-    cudaDeviceProp p;
-    BENCH_RT(cudaGetDeviceProperties(&p, 0));
+    BenchDeviceProp p;
+    BENCH_RT(BENCH_GPU(GetDeviceProperties)(&p, 0));
     d.sms = p.multiProcessorCount;
     d.l2_bytes = p.l2CacheSize;
     d.name = p.name;
@@ -57,41 +76,41 @@ inline int rotation_copies(size_t bytes) {
 
 // Time of one enqueue, in microseconds: `launches` enqueues (cycling through `copies` buffer sets) are
 // captured in one graph; the graph is replayed, and the median replay time is divided by `launches`.
-inline double graph_time_us(int copies, const std::function<void(cudaStream_t, int)>& enqueue, int replays = 15) {
+inline double graph_time_us(int copies, const std::function<void(stream_t, int)>& enqueue, int replays = 15) {
   // The stream below does not wait for the legacy default stream: finish what the caller queued there
   // first (the benches' selection call uses the same buffers and workspace as every timed call).
-  BENCH_RT(cudaDeviceSynchronize());
-  cudaStream_t s;
-  BENCH_RT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  BENCH_RT(runtime_synchronize());
+  stream_t s;
+  BENCH_RT(BENCH_GPU(StreamCreateWithFlags)(&s, BENCH_GPU(StreamNonBlocking)));
   enqueue(s, 0);  // eager warm-up: module load and library set-up stay outside the capture
-  BENCH_RT(cudaStreamSynchronize(s));
-  BENCH_RT(cudaGetLastError());
+  BENCH_RT(BENCH_GPU(StreamSynchronize)(s));
+  BENCH_RT(BENCH_GPU(GetLastError)());
   const int launches = std::max(copies, 20);
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  BENCH_RT(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  BENCH_GPU(Graph_t) graph;
+  BENCH_GPU(GraphExec_t) exec;
+  BENCH_RT(BENCH_GPU(StreamBeginCapture)(s, BENCH_GPU(StreamCaptureModeGlobal)));
   for (int i = 0; i < launches; ++i) enqueue(s, i % copies);
-  BENCH_RT(cudaStreamEndCapture(s, &graph));
-  BENCH_RT(cudaGraphInstantiate(&exec, graph, nullptr, nullptr, 0));
-  cudaEvent_t a, b;
-  BENCH_RT(cudaEventCreate(&a));
-  BENCH_RT(cudaEventCreate(&b));
-  BENCH_RT(cudaGraphLaunch(exec, s));  // warm-up
-  BENCH_RT(cudaStreamSynchronize(s));
+  BENCH_RT(BENCH_GPU(StreamEndCapture)(s, &graph));
+  BENCH_RT(BENCH_GPU(GraphInstantiate)(&exec, graph, nullptr, nullptr, 0));
+  BENCH_GPU(Event_t) a, b;
+  BENCH_RT(BENCH_GPU(EventCreate)(&a));
+  BENCH_RT(BENCH_GPU(EventCreate)(&b));
+  BENCH_RT(BENCH_GPU(GraphLaunch)(exec, s));  // warm-up
+  BENCH_RT(BENCH_GPU(StreamSynchronize)(s));
   std::vector<float> ms(replays);
   for (auto& t : ms) {
-    BENCH_RT(cudaEventRecord(a, s));
-    BENCH_RT(cudaGraphLaunch(exec, s));
-    BENCH_RT(cudaEventRecord(b, s));
-    BENCH_RT(cudaEventSynchronize(b));
-    BENCH_RT(cudaEventElapsedTime(&t, a, b));
+    BENCH_RT(BENCH_GPU(EventRecord)(a, s));
+    BENCH_RT(BENCH_GPU(GraphLaunch)(exec, s));
+    BENCH_RT(BENCH_GPU(EventRecord)(b, s));
+    BENCH_RT(BENCH_GPU(EventSynchronize)(b));
+    BENCH_RT(BENCH_GPU(EventElapsedTime)(&t, a, b));
   }
   std::sort(ms.begin(), ms.end());
-  BENCH_RT(cudaEventDestroy(a));
-  BENCH_RT(cudaEventDestroy(b));
-  BENCH_RT(cudaGraphExecDestroy(exec));
-  BENCH_RT(cudaGraphDestroy(graph));
-  BENCH_RT(cudaStreamDestroy(s));
+  BENCH_RT(BENCH_GPU(EventDestroy)(a));
+  BENCH_RT(BENCH_GPU(EventDestroy)(b));
+  BENCH_RT(BENCH_GPU(GraphExecDestroy)(exec));
+  BENCH_RT(BENCH_GPU(GraphDestroy)(graph));
+  BENCH_RT(BENCH_GPU(StreamDestroy)(s));
   return 1000.0 * ms[ms.size() / 2] / launches;
 }
 
@@ -124,19 +143,19 @@ inline double read_bandwidth_gbs() {
     const size_t bytes = size_t(4) << 30;
     void* buf;
     uint32_t* out;
-    BENCH_RT(cudaMalloc(&buf, bytes));
-    BENCH_RT(cudaMemset(buf, 0x5a, bytes));
-    BENCH_RT(cudaMalloc(&out, 1 << 20));
+    device_alloc(&buf, bytes);
+    BENCH_RT(runtime_memset_async(buf, 0x5a, bytes, nullptr));
+    device_alloc(&out, 1 << 20);
     double best = 0;
     for (int blocks_per_sm : {2, 4, 8}) {
       const int grid = blocks_per_sm * device_info().sms;
-      const double us = graph_time_us(1, [&](cudaStream_t s, int) {
+      const double us = graph_time_us(1, [&](stream_t s, int) {
         read_kernel<<<grid, kReadThreads, 0, s>>>(static_cast<const vec16_t*>(buf), bytes / 16, out);
       }, 5);
       best = std::max(best, bytes / us / 1e3);
     }
-    BENCH_RT(cudaFree(buf));
-    BENCH_RT(cudaFree(out));
+    BENCH_RT(runtime_free(buf));
+    BENCH_RT(runtime_free(out));
     return best;
   }();
   return gbs;

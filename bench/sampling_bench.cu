@@ -1,6 +1,6 @@
 // Sampling benchmark on the issue's shapes: B in {1, 32, 128, 512}, V in {151936, 248320}, top-k + top-p
 // with k in {20, 50, 1000}, p in {0.8, 0.95}, fp32 and bf16 logits (normal, sd 2: LLM-like spread).
-// Logits rotate through > 4x L2 (HBM-cold); time from CUDA-graph replay. Counters: us per call, logits
+// Logits rotate through > 4x L2 (HBM-cold); time from graph replay. Counters: us per call, logits
 // bytes / time, that as % of the read bandwidth measured in this run, and time over one logits read
 // (reads = us * read bandwidth / logits bytes; the issue's bound: <= 3 at B >= 128, <= 5 at B = 32).
 // The last name part is the row: auto (selection, with a workspace), or a pinned row (split.vec,
@@ -45,20 +45,20 @@ struct Buffers {
     copies = rotation_copies(bytes());
     for (int c = 0; c < copies; ++c) {
       void* p;
-      BENCH_RT(cudaMalloc(&p, bytes()));
+      device_alloc(&p, bytes());
       fill_logits<<<2048, 256>>>(p, b * v, 77u + c, dt == DType::bf16);
       logits.push_back(p);
     }
-    BENCH_RT(cudaMalloc(&tokens, b * 4));
+    device_alloc(&tokens, b * 4);
     workspace_bytes = sampling_workspace_bytes(params(0, 20, 0.9f));
-    BENCH_RT(cudaMalloc(&workspace, workspace_bytes));
+    device_alloc(&workspace, workspace_bytes);
     if (Status e = sampling_workspace_init(workspace, workspace_bytes, nullptr); !e.ok()) fail(e.to_string().c_str());
-    BENCH_RT(cudaDeviceSynchronize());
+    BENCH_RT(runtime_synchronize());
   }
   ~Buffers() {
-    for (void* p : logits) cudaFree(p);
-    cudaFree(tokens);
-    cudaFree(workspace);
+    for (void* p : logits) (void)runtime_free(p);
+    (void)runtime_free(tokens);
+    (void)runtime_free(workspace);
   }
   size_t bytes() const { return size_t(b) * v * dtype_bytes(dt); }
   SamplingParams params(int c, int k, float p) const {
@@ -83,7 +83,7 @@ void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k,
   }
   double us = 0;
   for (auto _ : st)
-    us = graph_time_us(buf.copies, [&](cudaStream_t s, int c) {
+    us = graph_time_us(buf.copies, [&](stream_t s, int c) {
       if (Status e = sample(buf.params(c, k, p), buf.workspace, buf.workspace_bytes, s, SamplingOptions{row}); !e.ok())
         fail(e.to_string().c_str());
     });

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds and tests every flavour: host (g++: registry, references, host tests, install + find_package),
 # CUDA (nvcc, sm_90: every device test, benchmark and example compiled; device tests run where a GPU
-# is, else report skipped), HIP (hipcc for gfx906 gfx908 gfx90a gfx940 gfx1030 gfx1100, plus the ISA
-# audit). Ends with one line: "dcukern: N passed, N failed, N skipped".
+# is, else report skipped), HIP (hipcc for gfx906 gfx908 gfx90a gfx940 gfx1030 gfx1100: the same
+# programs, benchmarks included, plus the ISA audit). Ends with one line: "dcukern: N passed, N failed, N skipped".
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 bash "$root/tools/install_deps.sh" || exit 1
@@ -53,8 +53,9 @@ else
   echo "no nvcc found: CUDA flavour skipped"; skipped=$((skipped + 1))
 fi
 
-step "HIP flavour (hipcc, AMD targets) + ISA audit"
-if cmake -S "$root" -B "$build/hip" -DDCUKERN_BACKEND=hip -DCMAKE_CXX_COMPILER=hipcc >/dev/null &&
+step "HIP flavour (hipcc, AMD targets; benchmarks too) + ISA audit"
+if cmake -S "$root" -B "$build/hip" -DDCUKERN_BACKEND=hip -DCMAKE_CXX_COMPILER=hipcc -DDCUKERN_BUILD_BENCH=ON \
+     >/dev/null &&
    cmake --build "$build/hip" -j "$jobs" 2> >(grep -v "linker' input unused\|argument unused during compilation" >&2); then
   run_ctest "$build/hip"
 else
