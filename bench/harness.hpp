@@ -28,13 +28,17 @@
 // the same calls under CUDA's and HIP's prefixes.
 #if DCUKERN_PLATFORM_HIP
 #define BENCH_GPU(name) hip##name
-using BenchDeviceProp = hipDeviceProp_t;
 #else
 #define BENCH_GPU(name) cuda##name
-using BenchDeviceProp = cudaDeviceProp;
 #endif
 
 namespace dcukern::bench {
+
+#if DCUKERN_PLATFORM_HIP
+using DeviceProp = hipDeviceProp_t;
+#else
+using DeviceProp = cudaDeviceProp;
+#endif
 
 [[noreturn]] inline void fail(const char* what) {
   std::fprintf(stderr, "benchmark failed: %s\n", what);
@@ -58,7 +62,7 @@ struct DeviceInfo {
 inline const DeviceInfo& device_info() {
   static DeviceInfo info = [] {
     DeviceInfo d;
-    BenchDeviceProp p;
+    DeviceProp p;
     BENCH_RT(BENCH_GPU(GetDeviceProperties)(&p, 0));
     d.sms = p.multiProcessorCount;
     d.l2_bytes = p.l2CacheSize;
