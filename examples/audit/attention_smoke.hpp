@@ -9,6 +9,7 @@
 #include <numeric>
 #include <vector>
 
+#include "audit/compare.hpp"
 #include "audit/device_copy.hpp"
 #include "audit/random_bf16.hpp"
 #include "dcukern/attention.hpp"
@@ -59,11 +60,8 @@ inline int attention_smoke(const TargetInfo& target) {
     if (s.ok()) s = runtime_status(runtime_synchronize(), "synchronize");
     if (s.ok()) s = runtime_status(runtime_copy_to_host(o.data(), dout.ptr, o.size() * 2), "copy");
     if (s.ok()) s = runtime_status(runtime_copy_to_host(lse.data(), dlse.ptr, lse.size() * 4), "copy");
-    double worst = s.ok() ? 0 : INFINITY;
-    for (size_t i = 0; s.ok() && i < o.size(); ++i) {
-      const double err = std::fabs(ref::to_float(DType::bf16, o[i]) - want.o[i]);
-      worst = std::max(worst, std::isnan(err) ? INFINITY : err / (1.6e-2 * (1 + std::fabs(want.o[i]))));
-    }
+    double worst =
+        s.ok() ? worst_relative([&](size_t i) { return ref::to_float(DType::bf16, o[i]); }, want.o, 1.6e-2) : INFINITY;
     for (size_t i = 0; s.ok() && i < lse.size(); ++i) {
       if (std::isinf(want.lse[i])) {
         if (!(std::isinf(lse[i]) && lse[i] < 0)) worst = INFINITY;

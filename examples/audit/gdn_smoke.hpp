@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "audit/compare.hpp"
 #include "audit/device_copy.hpp"
 #include "audit/random_bf16.hpp"
 #include "dcukern/gdn.hpp"
@@ -17,36 +18,19 @@
 
 namespace dcukern::smoke {
 
-// Worst |got - want| / (rel * (1 + |want|)) over two equal-length sequences (INFINITY for a NaN).
-template <class Got>
-double worst_relative(const Got& got, const std::vector<double>& want, double rel) {
-  double worst = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double err = std::fabs(double(got(i)) - want[i]) / (rel * (1 + std::fabs(want[i])));
-    worst = std::max(worst, std::isnan(err) ? INFINITY : err);
-  }
-  return worst;
-}
-
-// Runs a row's call, copies its outputs back; then compares bf16 outputs and the state pool.
+// Runs a row's call and copies back its bf16 outputs and the state pool (bytes of dtype pool_dtype); the
+// worst error of either against the reference (outputs within 1.6e-2 relative, the pool within 1e-4).
 template <class Call>
 double run_and_compare(Call call, const DeviceCopy& dout, std::vector<uint16_t>& out,
-                       const std::vector<double>& want_out, const DeviceCopy& dpool, std::vector<float>* pool_f32,
-                       std::vector<uint16_t>* pool_bf16, const std::vector<double>& want_pool, Status* s) {
+                       const std::vector<double>& want_out, const DeviceCopy& dpool, std::vector<uint8_t>& pool,
+                       DType pool_dtype, const std::vector<double>& want_pool, Status* s) {
   *s = call();
   if (s->ok()) *s = runtime_status(runtime_synchronize(), "synchronize");
   if (s->ok()) *s = runtime_status(runtime_copy_to_host(out.data(), dout.ptr, out.size() * 2), "copy");
-  if (s->ok() && pool_f32)
-    *s = runtime_status(runtime_copy_to_host(pool_f32->data(), dpool.ptr, pool_f32->size() * 4), "copy");
-  if (s->ok() && pool_bf16)
-    *s = runtime_status(runtime_copy_to_host(pool_bf16->data(), dpool.ptr, pool_bf16->size() * 2), "copy");
+  if (s->ok()) *s = runtime_status(runtime_copy_to_host(pool.data(), dpool.ptr, pool.size()), "copy");
   if (!s->ok()) return INFINITY;
-  double worst = worst_relative([&](size_t i) { return ref::to_float(DType::bf16, out[i]); }, want_out, 1.6e-2);
-  if (pool_f32) worst = std::max(worst, worst_relative([&](size_t i) { return (*pool_f32)[i]; }, want_pool, 1e-4));
-  if (pool_bf16)
-    worst = std::max(worst, worst_relative([&](size_t i) { return ref::to_float(DType::bf16, (*pool_bf16)[i]); },
-                                           want_pool, 1e-4));
-  return worst;
+  return std::max(worst_relative([&](size_t i) { return ref::to_float(DType::bf16, out[i]); }, want_out, 1.6e-2),
+                  worst_relative([&](size_t i) { return ref::load(pool.data(), pool_dtype, i); }, want_pool, 1e-4));
 }
 
 // Returns the number of failed runs; prints one Markdown table row per run.
@@ -82,7 +66,7 @@ inline int gdn_smoke(const TargetInfo& target) {
     if (!row_unavailable_reason(row, target, GdnOp::compiled_in(row.kernel)).empty()) continue;
     for (const GdnStateLayout layout : {GdnStateLayout::kv, GdnStateLayout::vk}) {
       std::vector<double> want_pool(pool.begin(), pool.end()), want_o;
-      std::vector<float> pool_host = pool;
+      std::vector<uint8_t> pool_host = dense_bytes(DType::f32, pool);
       std::vector<uint16_t> o_host(B * T * HV * V);
       const GdnParams hp = params(q.data(), k.data(), v.data(), ga.data(), gb.data(), a_log.data(), dt_bias.data(),
                                   pool_host.data(), layout, slots.data(), o_host.data());
@@ -90,14 +74,14 @@ inline int gdn_smoke(const TargetInfo& target) {
       if (!check_gdn_row(hp, target, row.id, &chosen).ok()) continue;  // the row's contract takes the other layout
       ref::gdn_recurrent(hp, want_pool, want_o);
       std::vector<uint16_t> o(o_host.size(), 0xFFFF);
-      std::vector<float> pool_out(pool.size());
-      DeviceCopy dq(q), dk(k), dv(v), da(ga), db(gb), dalog(a_log), ddt(dt_bias), dpool(pool), ds(slots), dout(o);
+      std::vector<uint8_t> pool_out = dense_bytes(DType::f32, pool);
+      DeviceCopy dq(q), dk(k), dv(v), da(ga), db(gb), dalog(a_log), ddt(dt_bias), dpool(pool_out), ds(slots), dout(o);
       const GdnParams p = params(dq.ptr, dk.ptr, dv.ptr, da.ptr, db.ptr, static_cast<const float*>(dalog.ptr),
                                  static_cast<const float*>(ddt.ptr), dpool.ptr, layout,
                                  static_cast<const int32_t*>(ds.ptr), dout.ptr);
       Status s;
       const double worst = run_and_compare([&] { return gdn_recurrent(p, nullptr, GdnOptions{row.id}); }, dout, o,
-                                           want_o, dpool, &pool_out, nullptr, want_pool, &s);
+                                           want_o, dpool, pool_out, DType::f32, want_pool, &s);
       const bool ok = worst <= 1.0;
       failures += !ok;
       std::printf("| %s | [%s] state f32, B=%d T=%d H/HV=%d/%d K=V=%d | %.3f | %s |\n", row.id, layout_name(layout), B,
@@ -114,8 +98,8 @@ inline int conv1d_smoke(const TargetInfo& target) {
   RandomBf16 random_bf16(7);
   const std::vector<uint16_t> x = random_bf16(B * D), w = random_bf16(D * W), bias = random_bf16(D),
                               state_bf16 = random_bf16(kSlots * D * (W - 1));
-  std::vector<float> state_f32(state_bf16.size());
-  for (size_t i = 0; i < state_f32.size(); ++i) state_f32[i] = ref::to_float(DType::bf16, state_bf16[i]);
+  std::vector<float> state(state_bf16.size());  // values exact in either state dtype
+  for (size_t i = 0; i < state.size(); ++i) state[i] = ref::to_float(DType::bf16, state_bf16[i]);
   const std::vector<int32_t> slots = {2, -1, 0};  // the second row is padding
   auto params = [&](const void* xp, const void* wp, const void* bp, void* sp, DType sdt, const int32_t* slp, void* yp) {
     Conv1dParams p;
@@ -131,23 +115,22 @@ inline int conv1d_smoke(const TargetInfo& target) {
   for (const auto& row : Conv1dOp::rows()) {
     if (!row_unavailable_reason(row, target, Conv1dOp::compiled_in(row.kernel)).empty()) continue;
     for (const DType sdt : {DType::bf16, DType::f32}) {
-      const bool f32 = sdt == DType::f32;
-      std::vector<uint16_t> y_host(B * D), sb = state_bf16;
-      std::vector<float> sf = state_f32;
-      const Conv1dParams hp = params(x.data(), w.data(), bias.data(), f32 ? static_cast<void*>(sf.data()) : sb.data(),
-                                     sdt, slots.data(), y_host.data());
+      std::vector<uint16_t> y_host(B * D);
+      std::vector<uint8_t> state_host = dense_bytes(sdt, state);
+      const Conv1dParams hp =
+          params(x.data(), w.data(), bias.data(), state_host.data(), sdt, slots.data(), y_host.data());
       const capabilities::Conv1dRow* chosen = nullptr;
       if (!check_conv1d_row(hp, target, row.id, &chosen).ok()) continue;  // the row takes the other state dtype
-      std::vector<double> want_pool(state_f32.begin(), state_f32.end()), want_y;
+      std::vector<double> want_pool(state.begin(), state.end()), want_y;
       ref::conv1d_update(hp, want_pool, want_y);
       std::vector<uint16_t> y(y_host.size(), 0xFFFF);
-      DeviceCopy dx(x), dw(w), dbias(bias), ds(slots), dy(y), dsb(state_bf16), dsf(state_f32);
-      const DeviceCopy& dstate = f32 ? dsf : dsb;
+      std::vector<uint8_t> state_out = dense_bytes(sdt, state);
+      DeviceCopy dx(x), dw(w), dbias(bias), ds(slots), dy(y), dstate(state_out);
       const Conv1dParams p =
           params(dx.ptr, dw.ptr, dbias.ptr, dstate.ptr, sdt, static_cast<const int32_t*>(ds.ptr), dy.ptr);
       Status s;
       const double worst = run_and_compare([&] { return conv1d_update(p, nullptr, GdnOptions{row.id}); }, dy, y, want_y,
-                                           dstate, f32 ? &sf : nullptr, f32 ? nullptr : &sb, want_pool, &s);
+                                           dstate, state_out, sdt, want_pool, &s);
       const bool ok = worst <= 1.0;
       failures += !ok;
       std::printf("| %s | state %s, B=%d (one padding row) dim=%lld width=%d SiLU | %.3f | %s |\n", row.id,
