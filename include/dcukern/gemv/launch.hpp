@@ -26,10 +26,19 @@ void launch_splitk(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
   else gemv_splitk_kernel<Dot, DT, 16><<<grid, kSplitkThreads, 0, s>>>(a);
 }
 
+// The rowwise and mma kernels start with begin_gemv(), so they launch as dependent launches where the
+// device has them (platform/dependent_launch.hpp); the others launch the ordinary way.
+template <class Kernel>
+Status launch_dependent_kernel(const DeviceContext& ctx, Kernel kernel, int64_t blocks, int threads,
+                               const GemvArgs& a, stream_t s) {
+  return runtime_status(
+      launch_dependent(ctx.facts.dependent_launch, ctx.device, kernel, grid_size(blocks), threads, 0, s, a), "gemv");
+}
+
 template <template <DType> class Dot, DType DT>
-void launch_rowwise(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
+Status launch_rowwise(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
   const int64_t waves_per_block = 256 / ctx.facts.wave_size;
-  gemv_rowwise_kernel<Dot, DT><<<grid_size(ceil_div(a.m, waves_per_block)), 256, 0, s>>>(a);
+  return launch_dependent_kernel(ctx, gemv_rowwise_kernel<Dot, DT>, ceil_div(a.m, waves_per_block), 256, a, s);
 }
 
 template <DType DT>
@@ -39,7 +48,7 @@ Status launch(GemvKernel kernel, const GemvArgs& a, const DeviceContext& ctx, st
     case GemvKernel::generic:
       gemv_generic_kernel<DT><<<grid_size(ceil_div(a.m, waves_per_block)), 256, 0, s>>>(a);
       return Status::success();
-    case GemvKernel::rowwise: launch_rowwise<FmaDot, DT>(a, ctx, s); return Status::success();
+    case GemvKernel::rowwise: return launch_rowwise<FmaDot, DT>(a, ctx, s);
     case GemvKernel::splitk: launch_splitk<FmaDot, DT>(a, ctx, s); return Status::success();
 #if DCUKERN_PLATFORM_HIP
     case GemvKernel::rowwise_fdot2:
@@ -47,9 +56,9 @@ Status launch(GemvKernel kernel, const GemvArgs& a, const DeviceContext& ctx, st
     case GemvKernel::splitk_fdot2:
     case GemvKernel::splitk_dot2c:
       if constexpr (DT == DType::f16) {
-        if (kernel == GemvKernel::rowwise_fdot2) launch_rowwise<Fdot2Dot, DT>(a, ctx, s);
-        else if (kernel == GemvKernel::rowwise_dot2c) launch_rowwise<Dot2cDot, DT>(a, ctx, s);
-        else if (kernel == GemvKernel::splitk_fdot2) launch_splitk<Fdot2Dot, DT>(a, ctx, s);
+        if (kernel == GemvKernel::rowwise_fdot2) return launch_rowwise<Fdot2Dot, DT>(a, ctx, s);
+        if (kernel == GemvKernel::rowwise_dot2c) return launch_rowwise<Dot2cDot, DT>(a, ctx, s);
+        if (kernel == GemvKernel::splitk_fdot2) launch_splitk<Fdot2Dot, DT>(a, ctx, s);
         else launch_splitk<Dot2cDot, DT>(a, ctx, s);
         return Status::success();
       }
@@ -57,12 +66,16 @@ Status launch(GemvKernel kernel, const GemvArgs& a, const DeviceContext& ctx, st
 #endif
 #if DCUKERN_PLATFORM_CUDA
     case GemvKernel::mma: {
-      // Configurations chosen by bench/gemv_variants_bench on sm_90 (capabilities/evidence/gemv-variants-sm_90.json).
-      using NarrowCfg = MmaConfig<8, 4, 1>;  // N <= 8
-      using WideCfg = MmaConfig<8, 8, 1>;    // N <= 16
-      if (a.n <= 8) gemv_mma_kernel<DT, 1, NarrowCfg><<<grid_size(ceil_div(a.m, 16)), NarrowCfg::kThreads, 0, s>>>(a);
-      else gemv_mma_kernel<DT, 2, WideCfg><<<grid_size(ceil_div(a.m, 16)), WideCfg::kThreads, 0, s>>>(a);
-      return Status::success();
+      // Configurations chosen by bench/gemv_variants_bench on sm_90 (capabilities/evidence/gemv-variants-sm_90.json):
+      // 4 warps a block, double-buffered groups of 3 (N <= 8) or 2 (N <= 16) k-steps, the next kernel
+      // launched after each block's last loads.
+      using NarrowCfg = MmaConfig<4, 3, 1, false, true>;  // N <= 8
+      using WideCfg = MmaConfig<4, 2, 1, false, true>;    // N <= 16
+      if (a.n <= 8)
+        return launch_dependent_kernel(ctx, gemv_mma_kernel<DT, 1, NarrowCfg>, ceil_div(a.m, NarrowCfg::kRows),
+                                       NarrowCfg::kThreads, a, s);
+      return launch_dependent_kernel(ctx, gemv_mma_kernel<DT, 2, WideCfg>, ceil_div(a.m, WideCfg::kRows),
+                                     WideCfg::kThreads, a, s);
     }
 #endif
     default: break;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "dcukern/core/dtype.hpp"
+#include "dcukern/platform/dependent_launch.hpp"
 #include "dcukern/platform/isa.hpp"
 #include "dcukern/platform/numeric.hpp"
 #include "dcukern/platform/vec.hpp"
@@ -82,6 +83,33 @@ __device__ __forceinline__ int64_t global_wave() {
 }
 __device__ __forceinline__ int64_t grid_waves() {
   return static_cast<int64_t>(gridDim.x) * blockDim.x / kWarpSize;
+}
+
+// Bytes at the head of a W row that a streaming kernel's block asks L2 for before its dependent-launch wait.
+constexpr int kWPrefetchBytes = 2048;
+
+// Where a dependent-launch GEMV kernel lets the next kernel on the stream launch (its blocks then start as
+// this one's free their SMs, and wait for it to end in their own prologue): at the start of every block,
+// after a block's last loads of W, or not at all (the next kernel launches when this one ends).
+enum class NextLaunch : uint8_t { at_start, after_loads, at_exit };
+
+// Prologue of the kernels launched as dependent launches (rowwise, mma; gemv/launch.hpp): the head of W
+// row m into L2 (a hint, for the calling lane's row; W is read only, and L2 shows whatever the kernel
+// before wrote anyway), then wait for the kernel before (it may write x, or still read y).
+// Rows are 16-byte aligned with K * 2 bytes a multiple of 16 (the streaming rows' contract).
+template <int kPrefetch, NextLaunch kNext>
+__device__ __forceinline__ void begin_gemv(const GemvArgs& a, int64_t m, bool prefetch) {
+  if (kPrefetch > 0 && prefetch && m < a.m && a.k > 0) {
+    const int64_t row_bytes = a.k * int64_t(sizeof(uint16_t));
+    prefetch_l2_bulk(a.w + m * a.ldw, static_cast<uint32_t>(row_bytes < kPrefetch ? row_bytes : kPrefetch));
+  }
+  grid_dependency_wait();
+  if constexpr (kNext == NextLaunch::at_start) grid_dependents_launch();
+}
+// After a block's last loads of W.
+template <NextLaunch kNext>
+__device__ __forceinline__ void gemv_loads_done() {
+  if constexpr (kNext == NextLaunch::after_loads) grid_dependents_launch();
 }
 
 }  // namespace dcukern::gemv_detail

@@ -2,6 +2,8 @@
 // Contract: K, ldx, ldw multiples of 8; x, W 16-byte aligned.
 // Work split: one wave per row of W, grid-stride over M. Each lane streams 16-byte chunks of its row
 // (kUnroll loads in flight) against the matching chunks of x (cached), then one wave reduction.
+// A dependent launch where the device has them: each wave's first row head goes to L2 before the wait
+// (begin_gemv), while the kernel before it finishes.
 #pragma once
 #include "dcukern/gemv/kernels/common.hpp"
 
@@ -14,13 +16,17 @@ constexpr int kRowwiseUnroll = 2;
 constexpr int kRowwiseUnroll = 4;
 #endif
 
-template <template <DType> class Dot, DType DT, int kUnroll = kRowwiseUnroll>
+// kNext: the next kernel launches when this one ends (sm_90: after the block's loads, or at its start,
+// cost down and o 6-11 % against a 2-5 % gain elsewhere; capabilities/evidence/gemv-variants-sm_90.json).
+template <template <DType> class Dot, DType DT, int kUnroll = kRowwiseUnroll, int kPrefetch = kWPrefetchBytes,
+          NextLaunch kNext = NextLaunch::at_exit>
 __global__ void gemv_rowwise_kernel(GemvArgs a) {
   using D = Dot<DT>;
   if constexpr (!D::kAvailable) {
     unreachable_on_this_target();
   } else {
     const int lane = lane_id();
+    begin_gemv<kPrefetch, kNext>(a, global_wave(), lane == 0);
     const int64_t chunks = a.k / 8;
     const uint16_t* x = a.x;
     for (int64_t m = global_wave(); m < a.m; m += grid_waves()) {
@@ -37,6 +43,7 @@ __global__ void gemv_rowwise_kernel(GemvArgs a) {
         for (int u = 0; u < kUnroll; ++u) acc = D::dot(wv[u], xv[u], acc);
       }
       for (; c < chunks; c += kWarpSize) acc = D::dot(load_stream16(wr + c * 8), load16(x + c * 8), acc);
+      if (m + grid_waves() >= a.m) gemv_loads_done<kNext>();
       acc = warp_sum(acc);
       if (lane == 0) store_output<DT>(a, 0, m, acc);
     }
