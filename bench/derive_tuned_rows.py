@@ -14,6 +14,10 @@ BASE = {"gemv.rowwise": "kRowwise", "gemv.mma": "kMma", "gemv.splitk": "kSplitk"
         "gemv.rowwise.fdot2": "kRowwiseFdot2", "gemv.rowwise.dot2c": "kRowwiseDot2c",
         "gemv.splitk.fdot2": "kSplitkFdot2", "gemv.splitk.dot2c": "kSplitkDot2c"}
 
+# kGemvRows's general rows, top to bottom (capabilities/gemv_rows.hpp).
+GENERAL_ORDER = ["gemv.rowwise.dot2c", "gemv.rowwise.fdot2", "gemv.rowwise", "gemv.mma", "gemv.splitk.dot2c",
+                 "gemv.splitk.fdot2", "gemv.splitk", "gemv.generic"]
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -32,7 +36,11 @@ def main():
         rows = [r for r in rs if r["impl"] in BASE]
         if not auto or not rows:
             continue
-        default = auto["row"].split("@")[0]
+        # The row general selection takes: auto's, unless auto ran a tuned row (then the first general row, in
+        # kGemvRows order, that was measured for this call).
+        default = auto["row"]
+        if "@" in default:
+            default = min((r["impl"] for r in rows), key=GENERAL_ORDER.index)
         default_us = next((r["us"] for r in rows if r["impl"] == default), auto["us"])
         best = min(rows, key=lambda r: r["us"])
         if best["impl"] == default or best["us"] * (1 + args.margin) > default_us:
