@@ -10,13 +10,10 @@ target, dtype, N, M and K (no bias). Writes capabilities/gemv_tuned_rows.inc.
 import argparse
 import json
 
-BASE = {"gemv.rowwise": "kRowwise", "gemv.mma": "kMma", "gemv.splitk": "kSplitk", "gemv.generic": "kGeneric",
-        "gemv.rowwise.fdot2": "kRowwiseFdot2", "gemv.rowwise.dot2c": "kRowwiseDot2c",
-        "gemv.splitk.fdot2": "kSplitkFdot2", "gemv.splitk.dot2c": "kSplitkDot2c"}
-
-# kGemvRows's general rows, top to bottom (capabilities/gemv_rows.hpp).
-GENERAL_ORDER = ["gemv.rowwise.dot2c", "gemv.rowwise.fdot2", "gemv.rowwise", "gemv.mma", "gemv.splitk.dot2c",
-                 "gemv.splitk.fdot2", "gemv.splitk", "gemv.generic"]
+# kGemvRows's general rows, top to bottom (capabilities/gemv_rows.hpp), and their C++ names.
+BASE = {"gemv.rowwise.dot2c": "kRowwiseDot2c", "gemv.rowwise.fdot2": "kRowwiseFdot2", "gemv.rowwise": "kRowwise",
+        "gemv.mma": "kMma", "gemv.splitk.dot2c": "kSplitkDot2c", "gemv.splitk.fdot2": "kSplitkFdot2",
+        "gemv.splitk": "kSplitk", "gemv.generic": "kGeneric"}
 
 
 def main():
@@ -40,7 +37,7 @@ def main():
         # kGemvRows order, that was measured for this call).
         default = auto["row"]
         if "@" in default:
-            default = min((r["impl"] for r in rows), key=GENERAL_ORDER.index)
+            default = min((r["impl"] for r in rows), key=list(BASE).index)
         default_us = next((r["us"] for r in rows if r["impl"] == default), auto["us"])
         best = min(rows, key=lambda r: r["us"])
         if best["impl"] == default or best["us"] * (1 + args.margin) > default_us:

@@ -18,19 +18,14 @@ namespace dcukern::gdn_detail {
 inline unsigned grid_size(int64_t blocks) { return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 1 << 30)); }
 
 // Every GDN kernel starts with begin_dependent_kernel(), so each launches as a dependent launch where the
-// device has one (platform/dependent_launch.hpp).
-template <class Kernel, class Args>
-Status launch_kernel(const char* what, const DeviceContext& ctx, Kernel kernel, dim3 grid, dim3 block, stream_t s,
-                     const Args& a) {
-  return runtime_status(launch_dependent(ctx.facts.dependent_launch, ctx.device, kernel, grid, block, 0, s, a), what);
-}
+// device has one (launch_dependent_on).
 
 template <template <int, int, DType> class Tile, int Cols, DType DT, DType SDT>
 Status launch_tiled(GdnArgs a, const DeviceContext& ctx, stream_t s) {
   a.col_div = make_fast_divide(static_cast<uint32_t>(a.vdim / Cols));
   const unsigned grid = grid_size(int64_t(a.batch) * a.hv * (a.vdim / Cols));
   auto launch = [&](auto kernel) {
-    return launch_kernel("gdn: tiled launch", ctx, kernel, dim3(grid), dim3(kTiledThreads), s, a);
+    return launch_dependent_on(ctx, "gdn: tiled launch", kernel, dim3(grid), dim3(kTiledThreads), s, a);
   };
   switch (a.kdim) {
     case 64: return launch(gdn_tiled_kernel<Tile<Cols, 64, SDT>, DT>);
@@ -44,8 +39,8 @@ template <DType DT, DType SDT>
 Status launch_gdn(GdnKernel kernel, const GdnArgs& a, const DeviceContext& ctx, stream_t s) {
   switch (kernel) {
     case GdnKernel::generic:
-      return launch_kernel("gdn: generic launch", ctx, gdn_generic_kernel<DT, SDT>,
-                           dim3(grid_size(int64_t(a.batch) * a.hv)), dim3(kGenericThreads), s, a);
+      return launch_dependent_on(ctx, "gdn: generic launch", gdn_generic_kernel<DT, SDT>,
+                                 dim3(grid_size(int64_t(a.batch) * a.hv)), dim3(kGenericThreads), s, a);
     case GdnKernel::tiled_kv: return launch_tiled<KvTile, 32, DT, SDT>(a, ctx, s);
     case GdnKernel::tiled_vk: return launch_tiled<VkTile, 32, DT, SDT>(a, ctx, s);
     case GdnKernel::tiled_kv16: return launch_tiled<KvTile, 16, DT, SDT>(a, ctx, s);
@@ -69,19 +64,19 @@ Status launch_conv1d_width(Conv1dKernel kernel, const Conv1dArgs& a, const Devic
   if (kernel == Conv1dKernel::lanes) {
     const dim3 grid(static_cast<unsigned>(a.dim / kLanesChannels),
                     static_cast<unsigned>(std::min(conv1d_lanes_groups(a.batch), kLanesMaxGridY)));
-    return launch_kernel("conv1d: lanes launch", ctx, conv1d_lanes_kernel<W, DT, SDT>, grid,
-                         dim3(kLanesTeam * kLanesSeqs), s, a);
+    return launch_dependent_on(ctx, "conv1d: lanes launch", conv1d_lanes_kernel<W, DT, SDT>, grid,
+                               dim3(kLanesTeam * kLanesSeqs), s, a);
   }
   if (kernel == Conv1dKernel::vec8_staged) {
     const dim3 grid(grid_size((int64_t(a.batch) + kStagedSeqs<SDT> - 1) / kStagedSeqs<SDT>),
                     static_cast<unsigned>((a.dim + kStagedChannels - 1) / kStagedChannels));
-    return launch_kernel("conv1d: staged launch", ctx, conv1d_staged_kernel<W, DT, SDT>, grid, dim3(kConvThreads), s,
-                         a);
+    return launch_dependent_on(ctx, "conv1d: staged launch", conv1d_staged_kernel<W, DT, SDT>, grid,
+                               dim3(kConvThreads), s, a);
   }
   const int64_t threads = int64_t(a.batch) * (a.dim / 8);
   const int64_t blocks = std::min<int64_t>((threads + kConvThreads - 1) / kConvThreads, 64LL * ctx.facts.compute_units);
-  return launch_kernel("conv1d: vec8 launch", ctx, conv1d_vec8_kernel<W, DT, SDT>, dim3(grid_size(blocks)),
-                       dim3(kConvThreads), s, a);
+  return launch_dependent_on(ctx, "conv1d: vec8 launch", conv1d_vec8_kernel<W, DT, SDT>, dim3(grid_size(blocks)),
+                             dim3(kConvThreads), s, a);
 }
 
 template <DType DT, DType SDT>
@@ -90,8 +85,8 @@ Status launch_conv1d(Conv1dKernel kernel, const Conv1dArgs& a, const DeviceConte
     case Conv1dKernel::generic: {
       const int64_t threads = int64_t(a.batch) * a.dim;
       const int64_t blocks = std::min<int64_t>((threads + kConvThreads - 1) / kConvThreads, 64LL * ctx.facts.compute_units);
-      return launch_kernel("conv1d: generic launch", ctx, conv1d_generic_kernel<DT, SDT>, dim3(grid_size(blocks)),
-                           dim3(kConvThreads), s, a);
+      return launch_dependent_on(ctx, "conv1d: generic launch", conv1d_generic_kernel<DT, SDT>,
+                                 dim3(grid_size(blocks)), dim3(kConvThreads), s, a);
     }
     case Conv1dKernel::lanes:
     case Conv1dKernel::vec8:

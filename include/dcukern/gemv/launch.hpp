@@ -27,18 +27,12 @@ void launch_splitk(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
 }
 
 // The rowwise and mma kernels start with begin_gemv(), so they launch as dependent launches where the
-// device has them (platform/dependent_launch.hpp); the others launch the ordinary way.
-template <class Kernel>
-Status launch_dependent_kernel(const DeviceContext& ctx, Kernel kernel, int64_t blocks, int threads,
-                               const GemvArgs& a, stream_t s) {
-  return runtime_status(
-      launch_dependent(ctx.facts.dependent_launch, ctx.device, kernel, grid_size(blocks), threads, 0, s, a), "gemv");
-}
-
+// device has them (launch_dependent_on); the others launch the ordinary way.
 template <template <DType> class Dot, DType DT>
 Status launch_rowwise(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
   const int64_t waves_per_block = 256 / ctx.facts.wave_size;
-  return launch_dependent_kernel(ctx, gemv_rowwise_kernel<Dot, DT>, ceil_div(a.m, waves_per_block), 256, a, s);
+  return launch_dependent_on(ctx, "gemv launch", gemv_rowwise_kernel<Dot, DT>,
+                             grid_size(ceil_div(a.m, waves_per_block)), 256, s, a);
 }
 
 template <DType DT>
@@ -72,10 +66,10 @@ Status launch(GemvKernel kernel, const GemvArgs& a, const DeviceContext& ctx, st
       using NarrowCfg = MmaConfig<4, 3, 1, false, true>;  // N <= 8
       using WideCfg = MmaConfig<4, 2, 1, false, true>;    // N <= 16
       if (a.n <= 8)
-        return launch_dependent_kernel(ctx, gemv_mma_kernel<DT, 1, NarrowCfg>, ceil_div(a.m, NarrowCfg::kRows),
-                                       NarrowCfg::kThreads, a, s);
-      return launch_dependent_kernel(ctx, gemv_mma_kernel<DT, 2, WideCfg>, ceil_div(a.m, WideCfg::kRows),
-                                     WideCfg::kThreads, a, s);
+        return launch_dependent_on(ctx, "gemv launch", gemv_mma_kernel<DT, 1, NarrowCfg>,
+                                   grid_size(ceil_div(a.m, NarrowCfg::kRows)), NarrowCfg::kThreads, s, a);
+      return launch_dependent_on(ctx, "gemv launch", gemv_mma_kernel<DT, 2, WideCfg>,
+                                 grid_size(ceil_div(a.m, WideCfg::kRows)), WideCfg::kThreads, s, a);
     }
 #endif
     default: break;

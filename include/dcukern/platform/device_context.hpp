@@ -45,4 +45,14 @@ inline Status current_device_context(const DeviceContext** out) {
   return Status::success();
 }
 
+// launch_dependent (runtime.hpp) on the context's device, as a Status that names `what`: a programmatic
+// dependent launch where the device has them. For kernels that call grid_dependency_wait() before they
+// touch memory an earlier kernel may use (platform/dependent_launch.hpp).
+template <class... Params, class... Args>
+inline Status launch_dependent_on(const DeviceContext& ctx, const char* what, void (*kernel)(Params...), dim3 grid,
+                                  dim3 block, stream_t s, Args... args) {
+  return runtime_status(launch_dependent(ctx.facts.dependent_launch, ctx.device, kernel, grid, block, 0, s, args...),
+                        what);
+}
+
 }  // namespace dcukern

@@ -21,9 +21,7 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
     return Status::success();
   }
   auto launch = [&](auto kernel, int64_t blocks, const char* what, int threads = kThreads) {
-    return runtime_status(launch_dependent(ctx.facts.dependent_launch, ctx.device, kernel, dim3(unsigned(blocks)),
-                                           dim3(unsigned(threads)), 0, s, a, *w),
-                          what);
+    return launch_dependent_on(ctx, what, kernel, dim3(unsigned(blocks)), dim3(unsigned(threads)), s, a, *w);
   };
   if (w->thresholds) {
     const int threads = threshold_threads(batch, ctx.facts.compute_units);

@@ -15,7 +15,7 @@
 namespace dcukern::gemv_detail {
 
 // Tuning knobs (compile-time): kWarps per block, kUnroll k-steps in flight per warp, kMTiles 16-row
-// tiles per block (each warp covers all of them, so one x load feeds kMTiles W tiles).
+// tiles per row group (each warp of the group covers all of them, so one x load feeds kMTiles W tiles).
 // kRunOfSteps: a warp takes kUnroll consecutive k-steps at a time (its loads then cover 64 * kUnroll
 // contiguous bytes of each row) instead of every kWarps-th step. kDoubleBuffer: a warp issues the loads
 // of its next kUnroll steps before the MMAs of the current ones (two register sets), so its loads stay in

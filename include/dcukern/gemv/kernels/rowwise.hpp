@@ -16,8 +16,9 @@ constexpr int kRowwiseUnroll = 2;
 constexpr int kRowwiseUnroll = 4;
 #endif
 
-// kNext: the next kernel launches when this one ends (sm_90: after the block's loads, or at its start,
-// cost down and o 6-11 % against a 2-5 % gain elsewhere; capabilities/evidence/gemv-variants-sm_90.json).
+// kNext: the next kernel launches when this one ends (sm_90: letting it launch after the block's loads,
+// or at its start, cost down and o 11-14 % and gained under 1 % elsewhere;
+// capabilities/evidence/gemv-variants-sm_90.json).
 template <template <DType> class Dot, DType DT, int kUnroll = kRowwiseUnroll, int kPrefetch = kWPrefetchBytes,
           NextLaunch kNext = NextLaunch::at_exit>
 __global__ void gemv_rowwise_kernel(GemvArgs a) {
