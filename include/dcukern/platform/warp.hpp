@@ -67,6 +67,24 @@ __device__ __forceinline__ T wave_exclusive_sum(T v) {
   const T before = shfl_words(inclusive, [](uint32_t w) { return shfl_up_word(w, 1); });
   return lane_id() == 0 ? T(0) : before;
 }
+// Lane src_lane's value, every lane.
+template <class T>
+__device__ __forceinline__ T wave_broadcast(T v, int src_lane) {
+  return shfl_words(v, [src_lane](uint32_t w) { return shfl_word(w, src_lane); });
+}
+// The value of the lane below (lane - 1), lane 0's own.
+template <class T>
+__device__ __forceinline__ T wave_from_lane_below(T v) {
+  return shfl_words(v, [](uint32_t w) { return shfl_up_word(w, 1); });
+}
+// The lanes where pred holds, bit i for lane i (64 bits: wave64 too).
+__device__ __forceinline__ uint64_t wave_ballot(bool pred) {
+#if DCUKERN_PLATFORM_HIP
+  return uint64_t(__ballot(pred));
+#else
+  return uint64_t(__ballot_sync(0xffffffffu, pred));
+#endif
+}
 // Slots from a shared counter for n items per lane, with one atomic per wave instead of one per item:
 // returns this lane's first slot (its items take [first, first + n)). Every lane of the wave calls it;
 // the waves' ranges follow the order their atomics ran in.

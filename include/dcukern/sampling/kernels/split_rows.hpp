@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "dcukern/platform/atomic.hpp"
+#include "dcukern/platform/dependent_launch.hpp"
 #include "dcukern/sampling/kernels/sorted_draw.hpp"
 #include "dcukern/sampling/kernels/wave_draw.hpp"
 #include "dcukern/sampling/workspace.hpp"
@@ -38,6 +39,30 @@ __device__ inline bool arrive_last(uint32_t* counter, int blocks, uint32_t& flag
   }
   __syncthreads();
   return flag != 0;
+}
+
+// Lines of a row into L2 before grid_dependency_wait(), by the call's first kernel (prefetch_l2, a hint):
+// they stream in while the kernel before it finishes, and since that kernel's stores land in L2 the
+// loads after the wait still see them. prefetch_tile: the block's tile, one 128-byte line a thread.
+// prefetch_sample: the threshold kernel's sample (the first kSampleRunBytes of every kSampleStrideBytes).
+constexpr int kLineBytes = 128;
+template <DType DT, int kItems>
+__device__ __forceinline__ void prefetch_tile(const SamplingArgs& a, int64_t row, int64_t base) {
+  constexpr int kElt = DT == DType::f32 ? 4 : 2, kLines = int(split_tile(kItems)) * kElt / kLineBytes;
+  static_assert(kLines <= kThreads, "one line a thread");
+  const int64_t at = base * kElt + int64_t(threadIdx.x) * kLineBytes;
+  if (int(threadIdx.x) < kLines && at < a.vocab * kElt)
+    prefetch_l2(static_cast<const char*>(row_start<DT>(a, row)) + at);
+}
+template <DType DT, int kBlock>
+__device__ __forceinline__ void prefetch_sample(const SamplingArgs& a, int64_t row) {
+  constexpr int kElt = DT == DType::f32 ? 4 : 2, kRunLines = kSampleRunBytes / kLineBytes;
+  const int64_t bytes = a.vocab * kElt, lines = (bytes + kSampleStrideBytes - 1) / kSampleStrideBytes * kRunLines;
+  const char* start = static_cast<const char*>(row_start<DT>(a, row));
+  for (int64_t l = threadIdx.x; l < lines; l += kBlock) {
+    const int64_t at = l / kRunLines * kSampleStrideBytes + l % kRunLines * kLineBytes;
+    if (at < bytes) prefetch_l2(start + at);
+  }
 }
 
 enum class SplitMode : uint32_t {

@@ -12,6 +12,7 @@
 // leaves more often for k near the cap.
 // The estimate decides speed only: the tiles count the elements at or above tau exactly, and the row's
 // last block runs the one-block algorithm when that count lies outside [k, kSplitCap].
+// Before its wait for the kernel before it, each block asks L2 for its row's sample (prefetch_sample).
 // Work split: the sample's 16-byte loads go round the block's threads in groups held in registers
 // (SampleRegs): a pass for the sample's largest element, then a pass counting the kWindow value bins
 // below it in shared memory (count_sample; a row of one group is loaded once), then the crossing
@@ -123,8 +124,9 @@ template <bool kVec, DType DT, int kBlock>
 __global__ void __launch_bounds__(kBlock, DCUKERN_CUDA_MIN_BLOCKS(kBlock == kThresholdThreadsWide ? 1 : 2))
     sampling_threshold_kernel(SamplingArgs a, SplitWorkspace w) {
   __shared__ ThresholdShared<kBlock> s;
-  begin_dependent_kernel();
   const int64_t row = blockIdx.x;
+  prefetch_sample<DT, kBlock>(a, row);
+  begin_dependent_kernel();
   const RowParams p = row_params(a, row);
   if (!split_fast_row(p, a.vocab) || split_local_top_k(w.rows, p.top_k, w.tiles)) {
     if (threadIdx.x == 0) w.threshold[row] = kNoThreshold;
