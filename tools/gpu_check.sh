@@ -6,7 +6,9 @@
 #   tools/gpu_check.sh BIN_DIR OUT_DIR [benchmark filter]
 # BIN_DIR holds *_device_tests and *_bench binaries (and libbenchmark beside the benches).
 # DCUKERN_GPU_ONLY="attention gdn" limits the run to those ops' binaries (a whole run can outlast a
-# 10-minute call); DCUKERN_STEP_TIMEOUT (seconds, default 450) bounds each step.
+# 10-minute call); DCUKERN_STEP_TIMEOUT (seconds, default 450) bounds each step. DCUKERN_RACECHECK=1 adds
+# compute-sanitizer racecheck (shared-memory hazards, quick mode) after memcheck: memcheck does not see a
+# block's threads racing on shared memory (the sampling suite takes about 200 s under it).
 set -u
 bin=$1 out=$2 filter=${3:-.}
 mkdir -p "$out"
@@ -37,6 +39,11 @@ for t in "$bin"/*_device_tests; do
   echo "== $name under compute-sanitizer memcheck (DCUKERN_TEST_QUICK=1)"
   DCUKERN_TEST_QUICK=1 timeout "$limit" compute-sanitizer --tool memcheck --error-exitcode 9 "$t" > "$out/$name.memcheck.log" 2>&1; rc=$?
   tail -4 "$out/$name.memcheck.log"; [ $rc -eq 0 ] || status=1
+  [ "${DCUKERN_RACECHECK:-0}" = 1 ] || continue
+  echo "== $name under compute-sanitizer racecheck (DCUKERN_TEST_QUICK=1)"
+  DCUKERN_TEST_QUICK=1 timeout "$limit" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 9 \
+    "$t" > "$out/$name.racecheck.log" 2>&1; rc=$?
+  tail -4 "$out/$name.racecheck.log"; [ $rc -eq 0 ] || status=1
 done
 for b in "$bin"/*_bench; do
   [ -x "$b" ] || continue
