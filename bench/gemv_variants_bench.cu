@@ -34,8 +34,8 @@ void bench_mma(benchmark::State& st, Shape s, int n) {
     us = graph_time_us(b.copies, [&](stream_t stream, int c) {
       const dim3 grid(unsigned((b.m + Cfg::kRows - 1) / Cfg::kRows));
       const GemvArgs a = args(b, dt, c);
-      if (n <= 8) launch_dependent(true, 0, gemv_mma_kernel<dt, 1, Cfg>, grid, Cfg::kThreads, 0, stream, a);
-      else launch_dependent(true, 0, gemv_mma_kernel<dt, 2, Cfg>, grid, Cfg::kThreads, 0, stream, a);
+      const auto kernel = n <= 8 ? gemv_mma_kernel<dt, 1, Cfg> : gemv_mma_kernel<dt, 2, Cfg>;
+      BENCH_RT(launch_dependent(true, 0, kernel, grid, Cfg::kThreads, 0, stream, a));
     });
   report(st, us, b);
 }
@@ -47,8 +47,8 @@ void bench_rowwise(benchmark::State& st, Shape s) {
   double us = 0;
   for (auto _ : st)
     us = graph_time_us(b.copies, [&](stream_t stream, int c) {
-      launch_dependent(true, 0, gemv_rowwise_kernel<FmaDot, dt, kUnroll, kPrefetch, kNext>,
-                       dim3(unsigned((b.m + 7) / 8)), 256, 0, stream, args(b, dt, c));
+      BENCH_RT(launch_dependent(true, 0, gemv_rowwise_kernel<FmaDot, dt, kUnroll, kPrefetch, kNext>,
+                                dim3(unsigned((b.m + 7) / 8)), 256, 0, stream, args(b, dt, c)));
     });
   report(st, us, b);
 }
