@@ -17,6 +17,16 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "
 status=0
 only=${DCUKERN_GPU_ONLY:-} limit=${DCUKERN_STEP_TIMEOUT:-450}
 wanted() { [ -z "$only" ] && return 0; for op in $only; do case $1 in "$op"_*) return 0;; esac; done; return 1; }
+# sanitize TOOL BINARY [compute-sanitizer options]: the binary's quick set under compute-sanitizer's TOOL.
+sanitize() {
+  local tool=$1 t=$2 name
+  name=$(basename "$2")
+  shift 2
+  echo "== $name under compute-sanitizer $tool (DCUKERN_TEST_QUICK=1)"
+  DCUKERN_TEST_QUICK=1 timeout "$limit" compute-sanitizer --tool "$tool" "$@" --error-exitcode 9 "$t" \
+    > "$out/$name.$tool.log" 2>&1 || status=1
+  tail -4 "$out/$name.$tool.log"
+}
 for t in "$bin"/*_device_tests; do
   [ -x "$t" ] || continue
   name=$(basename "$t")
@@ -36,14 +46,8 @@ for t in "$bin"/*_device_tests; do
   done
   cat "$out/$name"/case*.log | awk '/test cases:/ {c += $4; p += $6} /assertions:/ {a += $3; ap += $5}
     END {print "   cases " p "/" c " passed, assertions " ap "/" a " passed"}'
-  echo "== $name under compute-sanitizer memcheck (DCUKERN_TEST_QUICK=1)"
-  DCUKERN_TEST_QUICK=1 timeout "$limit" compute-sanitizer --tool memcheck --error-exitcode 9 "$t" > "$out/$name.memcheck.log" 2>&1; rc=$?
-  tail -4 "$out/$name.memcheck.log"; [ $rc -eq 0 ] || status=1
-  [ "${DCUKERN_RACECHECK:-0}" = 1 ] || continue
-  echo "== $name under compute-sanitizer racecheck (DCUKERN_TEST_QUICK=1)"
-  DCUKERN_TEST_QUICK=1 timeout "$limit" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 9 \
-    "$t" > "$out/$name.racecheck.log" 2>&1; rc=$?
-  tail -4 "$out/$name.racecheck.log"; [ $rc -eq 0 ] || status=1
+  sanitize memcheck "$t"
+  [ "${DCUKERN_RACECHECK:-0}" = 1 ] && sanitize racecheck "$t" --racecheck-report hazard
 done
 for b in "$bin"/*_bench; do
   [ -x "$b" ] || continue
