@@ -60,13 +60,6 @@ __device__ __forceinline__ T wave_inclusive_sum(T v) {
   }
   return v;
 }
-// Exclusive prefix sum over the wave's lanes (0 in lane 0).
-template <class T>
-__device__ __forceinline__ T wave_exclusive_sum(T v) {
-  const T inclusive = wave_inclusive_sum(v);
-  const T before = shfl_words(inclusive, [](uint32_t w) { return shfl_up_word(w, 1); });
-  return lane_id() == 0 ? T(0) : before;
-}
 // Lane src_lane's value, every lane.
 template <class T>
 __device__ __forceinline__ T wave_broadcast(T v, int src_lane) {
