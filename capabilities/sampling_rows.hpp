@@ -38,7 +38,9 @@ inline constexpr SamplingRow kSamplingRows[] = {
      "16-byte loads, lists its elements at or above a cut: below 64 rows for k <= 128 (k * tiles <= 1024) "
      "the tile's own (no threshold kernel when k is one value for the batch), else a value-bin threshold "
      "from an eighth of the row (one block per row); the row's last block gathers the lists and draws (the "
-     "logits read once); other rows, or lists whose count misses [k, 2048]: the one-block algorithm there",
+     "logits read once; on sm_90, bf16 rows of 2-8 tiles whose clusters all fit at once: the row's tiles "
+     "form one cluster and hand their lists to its first block through shared memory); other rows, or "
+     "lists whose count misses [k, 2048]: the one-block algorithm there",
      0, nullptr, sampling_rows::split(sampling_rows::vectorised()), sampling_rows::kSplitSemantics,
      sampling_rows::kSplitEvidence, "sampling.split", SamplingKernel::split_vec, "sampling_split_kernel<true,"},
     {"sampling.split", "one block per tile of a row, scalar loads (as sampling.split.vec; 8192-element tiles "

@@ -55,4 +55,27 @@ inline Status launch_dependent_on(const DeviceContext& ctx, const char* what, vo
                         what);
 }
 
+// Whether `kernel` may be launched in clusters of `cluster` blocks of `threads` threads on the context's
+// device (launch_dependent_cluster) with all `clusters` of them resident at once: the device has clusters,
+// the kernel's code for it was built for sm_90 or later, and the occupancy allows that many.
+inline bool cluster_launch_ok(const DeviceContext& ctx, const void* kernel, int cluster, int threads,
+                              int64_t clusters) {
+#if DCUKERN_PLATFORM_CUDA
+  return ctx.facts.clusters && kernel_built_for_sm90(kernel, ctx.device) &&
+         clusters <= resident_clusters(kernel, ctx.device, cluster, threads);
+#else
+  (void)ctx, (void)kernel, (void)cluster, (void)threads, (void)clusters;
+  return false;
+#endif
+}
+
+// launch_dependent_on in clusters of `cluster` consecutive blocks (cluster_launch_ok first).
+template <class... Params, class... Args>
+inline Status launch_cluster_on(const DeviceContext& ctx, const char* what, unsigned cluster, void (*kernel)(Params...),
+                                dim3 grid, dim3 block, stream_t s, Args... args) {
+  return runtime_status(
+      launch_dependent_cluster(ctx.facts.dependent_launch, ctx.device, cluster, kernel, grid, block, 0, s, args...),
+      what);
+}
+
 }  // namespace dcukern

@@ -79,9 +79,10 @@ inline runtime_error_t runtime_resident_blocks(int* blocks, const void* kernel, 
 #if DCUKERN_PLATFORM_CUDA
 // Whether the code of `kernel` that runs on `device` (the current device) was compiled for compute
 // capability 9.0 or later (its PTX version: code JIT-compiled from older PTX has no grid_dependency_wait()
-// in it). Asked of the runtime once per kernel and device; the answers are kept per kernel, not per
-// signature: kernels of the same signature may come from translation units built for different targets.
-inline bool kernel_waits_for_dependency(const void* kernel, int device) {
+// and no cluster code in it). Asked of the runtime once per kernel and device; the answers are kept per
+// kernel, not per signature: kernels of the same signature may come from translation units built for
+// different targets.
+inline bool kernel_built_for_sm90(const void* kernel, int device) {
   struct Known {
     const void* kernel;
     int device;
@@ -98,6 +99,33 @@ inline bool kernel_waits_for_dependency(const void* kernel, int device) {
   known.push_back({kernel, device, yes});
   return yes;
 }
+// How many clusters of `cluster` blocks of `threads` threads of `kernel` (no dynamic shared memory) the
+// current device, ordinal `device`, runs at once (0 on error). Asked once per kernel, device and shape.
+inline int resident_clusters(const void* kernel, int device, int cluster, int threads) {
+  struct Known {
+    const void* kernel;
+    int device, cluster, threads, count;
+  };
+  static std::mutex mutex;
+  static std::vector<Known> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  for (const Known& k : known)
+    if (k.kernel == kernel && k.device == device && k.cluster == cluster && k.threads == threads) return k.count;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(unsigned(cluster));
+  config.blockDim = dim3(unsigned(threads));
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = unsigned(cluster);
+  attribute[0].val.clusterDim.y = attribute[0].val.clusterDim.z = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  int count = 0;
+  if (cudaOccupancyMaxActiveClusters(&count, kernel, &config) != cudaSuccess) count = 0;
+  (void)cudaGetLastError();
+  known.push_back({kernel, device, cluster, threads, count});
+  return count;
+}
 #endif
 
 // Launches kernel<<<grid, block, shared, s>>>(args...) on the current device, ordinal `device`, as a
@@ -106,11 +134,15 @@ inline bool kernel_waits_for_dependency(const void* kernel, int device) {
 // it on the stream finishes, and wait for it in grid_dependency_wait() (platform/dependent_launch.hpp),
 // which the kernel must call before it touches memory an earlier kernel may use. Otherwise an ordinary
 // launch. Graph capture keeps the dependency as a programmatic edge.
+// cluster > 1: in clusters of that many consecutive blocks along x (platform/cluster.hpp; grid.x a multiple
+// of it). Only for kernels that kernel_built_for_sm90 on a device with DeviceFacts::clusters: the caller
+// checks (cluster_launch_ok, device_context.hpp); elsewhere the launch fails.
 template <class... Params, class... Args>
-inline runtime_error_t launch_dependent(bool dependent, int device, void (*kernel)(Params...), dim3 grid,
-                                        dim3 block, size_t shared, stream_t s, Args... args) {
+inline runtime_error_t launch_dependent_cluster(bool dependent, int device, unsigned cluster, void (*kernel)(Params...),
+                                                dim3 grid, dim3 block, size_t shared, stream_t s, Args... args) {
 #if DCUKERN_PLATFORM_CUDA
-  if (!dependent || !kernel_waits_for_dependency(reinterpret_cast<const void*>(kernel), device)) {
+  dependent = dependent && kernel_built_for_sm90(reinterpret_cast<const void*>(kernel), device);
+  if (!dependent && cluster <= 1) {
     kernel<<<grid, block, shared, s>>>(static_cast<Params>(args)...);
     return runtime_last_error();
   }
@@ -119,17 +151,34 @@ inline runtime_error_t launch_dependent(bool dependent, int device, void (*kerne
   config.blockDim = block;
   config.dynamicSmemBytes = shared;
   config.stream = s;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attribute[2];
+  unsigned n = 0;
+  if (dependent) {
+    attribute[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[n++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster > 1) {
+    attribute[n].id = cudaLaunchAttributeClusterDimension;
+    attribute[n].val.clusterDim.x = cluster;
+    attribute[n].val.clusterDim.y = 1;
+    attribute[n++].val.clusterDim.z = 1;
+  }
   config.attrs = attribute;
-  config.numAttrs = 1;
+  config.numAttrs = n;
   return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
 #else
   (void)dependent, (void)device;
+  if (cluster > 1) return hipErrorInvalidConfiguration;  // no clusters: cluster_launch_ok says no first
   kernel<<<grid, block, shared, s>>>(static_cast<Params>(args)...);
   return runtime_last_error();
 #endif
+}
+
+// The same without clusters.
+template <class... Params, class... Args>
+inline runtime_error_t launch_dependent(bool dependent, int device, void (*kernel)(Params...), dim3 grid,
+                                        dim3 block, size_t shared, stream_t s, Args... args) {
+  return launch_dependent_cluster(dependent, device, 1, kernel, grid, block, shared, s, args...);
 }
 
 inline Status runtime_status(runtime_error_t e, const char* what) {
@@ -146,6 +195,7 @@ struct DeviceFacts {
   size_t shared_mem_per_block = 0;
   int runtime_version = 0;
   bool dependent_launch = false;  // programmatic dependent launch (launch_dependent): CUDA, sm_90 and later
+  bool clusters = false;          // thread-block clusters (platform/cluster.hpp): CUDA, sm_90 and later
 };
 
 inline Status query_device_facts(int device, DeviceFacts* f) {
@@ -168,6 +218,7 @@ inline Status query_device_facts(int device, DeviceFacts* f) {
   f->wave_size = p.warpSize;
   f->shared_mem_per_block = p.sharedMemPerBlock;
   f->dependent_launch = p.major >= 9;
+  f->clusters = p.major >= 9;
   (void)cudaRuntimeGetVersion(&f->runtime_version);
 #endif
   return Status::success();

@@ -1,7 +1,9 @@
 // Launch of the kernel a sampling row names: block rows one block per row; split rows the threshold
 // kernel (one block per row, of threshold_threads(batch, compute units) threads; not where
 // split_thresholds says no row needs it), then one block per tile of each row (that kernel leaves the
-// workspace's counters zero for the next call; batches of more than kSyncRows rows zero them first).
+// workspace's counters zero for the next call; batches of more than kSyncRows rows zero them first), in
+// clusters of a row's tiles where split_clustered says so, the device has clusters and every row's cluster
+// is resident at once (a second round of clusters cost more than the clusters save: capabilities/evidence/).
 // Both split kernels are dependent launches where the device has them (platform/dependent_launch.hpp).
 // Runtime dtype -> template dispatch, ending in an explicit error.
 #pragma once
@@ -32,6 +34,13 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
   const int64_t grid = batch * w->tiles;
   if constexpr (kVec) {  // the scalar-load row takes one instance at every batch (split_layout)
     if constexpr (DT == DType::bf16) {  // split_items: 64 elements a thread from kSplitPairsBatch rows
+#if DCUKERN_PLATFORM_CUDA  // a row's tiles as one cluster (split_clustered)
+      const auto clustered = sampling_split_kernel<kVec, DT, 2, 64, true>;
+      if (split_clustered(w->items, w->tiles) &&
+          cluster_launch_ok(ctx, reinterpret_cast<const void*>(clustered), w->tiles, kThreads, batch))
+        return launch_cluster_on(ctx, "sampling launch", unsigned(w->tiles), clustered, dim3(unsigned(grid)),
+                                 dim3(unsigned(kThreads)), s, a, *w);
+#endif
       if (w->items == 64) return launch(sampling_split_kernel<kVec, DT, 2, 64>, grid, "sampling launch");
     } else {
 #if DCUKERN_PLATFORM_CUDA  // the occupancy variants differ on CUDA only (DCUKERN_CUDA_MIN_BLOCKS)

@@ -88,6 +88,18 @@ DCUKERN_HD constexpr int split_items(int64_t batch, DType logits) {
 // 1.47x the time). Measured on the H200 against caps in proportion to the tile (256 / 512 / 1024 for 16 /
 // 32 / 64 elements): 0.97-0.99x the time at B = 32, 0.99x at 128 and 512.
 DCUKERN_HD constexpr int split_list_cap(int items) { return items <= 32 ? kListCap : 2 * kListCap; }
+// Rows whose tiles run as one thread-block cluster (sampling_split_kernel's kCluster): tiles of 64 elements
+// a thread (bf16 from kSplitPairsBatch rows), 2 to kSplitClusterMax of them (V from 32769 up). The tiles
+// then hand their results to the row's first block through its shared memory: no header, list, ticket or
+// gather through L2 (on the H200 the last block's merge and gather took 2.9 us of a B = 32 row's chain).
+// The launch takes it only where the device has clusters and every row's cluster is resident at once
+// (sampling/launch.hpp). Measured on the H200 (graph replay, top-k + top-p): bf16 V = 151936 B = 32
+// 0.82-0.85x the time; where the clusters did not all fit (V = 248320 at B = 32, B >= 128) 1.05-1.38x,
+// hence the residency test.
+constexpr int kSplitClusterMax = 8;  // the portable cluster size
+DCUKERN_HD constexpr bool split_clustered(int items, int tiles) {
+  return items == 64 && tiles >= 2 && tiles <= kSplitClusterMax;
+}
 // The scalar-load row (sampling.split: rows that 16-byte loads do not fit) keeps 16 elements a thread and
 // 2 blocks per SM at every batch: one kernel instance a dtype instead of three (its larger batches are
 // not measured).

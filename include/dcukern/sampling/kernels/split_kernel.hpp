@@ -11,6 +11,8 @@
 //       read once; else the block reads the row's tiles that hold candidates again; then the exact draw
 //       among them;
 //     fallback rows: the one-block algorithm (sample_row) over the row.
+//   Launched in clusters of a row's tiles (split_clustered), the tiles hand their results to the row's
+//   first block through its shared memory instead (split_scan.hpp), and that block finishes the row.
 // With advance_offset the last row to finish adds 1 to the device offset.
 // Determinism: the plan uses integer counts; the candidate set does not depend on timing and is sorted
 // before the draw.
@@ -121,7 +123,8 @@ __device__ inline int narrow_to_top_k(int n, int32_t k, uint32_t top_bin, SplitS
 }
 
 // The row's last block, after the merge: the row's token. kListBatch: gather_lists' loads in flight.
-template <bool kVec, DType DT, int kItems, int kListBatch>
+// kCluster: the row's first block of a cluster row, whose candidates are already in s.draw.cand.
+template <bool kVec, DType DT, int kItems, int kListBatch, bool kCluster>
 __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, const RowParams& p,
                                   const SplitPlan& plan, SplitShared& s) {
   switch (plan.mode) {
@@ -129,8 +132,11 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
     case SplitMode::greedy: return write_token(a, row, key_index(plan.max_key), true);
     case SplitMode::fast: {
       const float u = row_uniform(a, row);  // its loads in flight during the gather
-      const int n = plan_gather(w.tiles, s) ? gather_lists<kListBatch, split_list_cap(kItems)>(w, row, s)
-                                            : gather_row<DT, kVec, kItems>(a, w, row, s);
+      int n;
+      if constexpr (kCluster) n = int(s.n_gathered);  // <= kSplitCap (the plan)
+      else
+        n = plan_gather(w.tiles, s) ? gather_lists<kListBatch, split_list_cap(kItems)>(w, row, s)
+                                    : gather_row<DT, kVec, kItems>(a, w, row, s);
       SplitPlan drawn = plan;
       drawn.max_key = largest_candidate(n, s.draw);  // the row's largest: the candidates hold its top k
       if (key_logit(drawn.max_key) == -INFINITY) return write_token(a, row, kSamplingInvalidToken, false);
@@ -165,17 +171,20 @@ inline constexpr int kSplitListBatch = kMinBlocks <= 2 ? 16 : 8;
 // out: under their 42 registers it cost every row (k = 1000, B = 128 / 512: 1.08-1.14x the time).
 template <int kMinBlocks>
 inline constexpr bool kSplitOwnCuts = kMinBlocks <= 2;
-// kItems: elements per thread of a tile, w.items (split_layout).
-template <bool kVec, DType DT, int kMinBlocks, int kItems>
+// kItems: elements per thread of a tile, w.items (split_layout). kCluster: launched in clusters of w.tiles
+// blocks, one a row (split_clustered; sm_90 and later).
+template <bool kVec, DType DT, int kMinBlocks, int kItems, bool kCluster = false>
 __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kMinBlocks))
     sampling_split_kernel(SamplingArgs a, SplitWorkspace w) {
   __shared__ SplitShared s;
   const int64_t row = blockIdx.x / w.tiles;
-  if (!scan_row_tile<kVec, DT, kItems, kSplitOwnCuts<kMinBlocks>>(a, w, row, s)) return;  // not the last block
-  if (threadIdx.x == 0) w.sync[row].scanned = 0;  // every tile has arrived: zero for the next call
+  // false: not the row's last block (a cluster row: not its first)
+  if (!scan_row_tile<kVec, DT, kItems, kSplitOwnCuts<kMinBlocks>, kCluster>(a, w, row, s)) return;
+  if constexpr (!kCluster)
+    if (threadIdx.x == 0) w.sync[row].scanned = 0;  // every tile has arrived: zero for the next call
   const RowParams p = s.params;
-  const SplitPlan plan = merge_row<split_list_cap(kItems)>(w, row, p, s);
-  finish_row<kVec, DT, kItems, kSplitListBatch<kMinBlocks>>(a, w, row, p, plan, s);
+  const SplitPlan plan = kCluster ? merge_cluster_row(p, s) : merge_row<split_list_cap(kItems)>(w, row, p, s);
+  finish_row<kVec, DT, kItems, kSplitListBatch<kMinBlocks>, kCluster>(a, w, row, p, plan, s);
   row_finished(a, w, s.flag);
 }
 

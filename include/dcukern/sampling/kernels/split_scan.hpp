@@ -8,9 +8,14 @@
 //   The last block of a row to arrive (ticket sync[r].scanned) merges the headers into the row's plan:
 //   invalid (NaN, parameters), greedy (the largest key), fast (the tiles' counts add up to
 //   [top_k, kSplitCap]: those elements hold the row's top k) or fallback.
+//   Cluster rows (kCluster: the row's tiles are one thread-block cluster, split_clustered): no header,
+//   list or ticket. Each tile appends its keys straight into the shared memory of the row's first block
+//   (draw.cand, counted in n_gathered), folds its NaN flag or largest key into row_nan / row_best there,
+//   and arrives at the cluster barrier; the first block waits there and finishes the row (merge_cluster_row).
 // Determinism: integer counts only; which block merges does not change the plan; the gathered
 // candidate set does not depend on timing (its order does, and it is sorted before the draw).
 #pragma once
+#include "dcukern/platform/cluster.hpp"
 #include "dcukern/platform/dependent_launch.hpp"
 #include "dcukern/sampling/kernels/split_rows.hpp"
 
@@ -38,7 +43,10 @@ struct SplitShared {
   uint16_t gather_n[kMaxSplitTiles];  // list entries of each tile the gather reads (set after the merge)
   RowParams params;                   // the row's parameters, read once by thread 0
   uint32_t flag;
-  uint32_t n_gathered;                // the gather's candidates (zeroed by the merge)
+  uint32_t n_gathered;                // the gather's candidates (zeroed by the merge); cluster rows: the
+                                      // row's elements at or above the cuts (the first kCap in draw.cand)
+  uint32_t row_nan;                   // cluster rows: a tile of the row holds a NaN
+  unsigned long long row_best;        // cluster rows without a cut: the row's largest sort key
   union {
     ScanShared scan;
     Shared draw;
@@ -97,6 +105,20 @@ __device__ inline Crossings scan_crossings(const uint32_t* count, int n, uint32_
 // s.scan.threshold of rows whose tiles take their own cuts (split_local_row).
 constexpr uint32_t kTileCuts = 0xFFFFFFFEu;
 
+// The row's plan from its tiles' combined results: a NaN, the count at or above the cut (rows with one)
+// or the largest key (rows without).
+__device__ inline SplitPlan plan_row(const RowParams& p, bool nan, uint32_t threshold, uint32_t total, uint64_t best) {
+  SplitPlan plan{best, SplitMode::invalid};
+  if (nan || !p.ok) return plan;
+  if (threshold != kNoThreshold) {
+    plan.mode = total >= uint32_t(p.top_k) && total <= uint32_t(kSplitCap) ? SplitMode::fast : SplitMode::fallback;
+    return plan;
+  }
+  if (key_logit(best) == -INFINITY) return plan;
+  plan.mode = p.temperature == 0.0f || p.top_k == 1 ? SplitMode::greedy : SplitMode::fallback;
+  return plan;
+}
+
 // The last block of a row: the headers of all its tiles -> the row's plan (every thread). For rows with
 // cuts s.scan.tile[] then holds the tiles' counts, and the plan's max_key is not known yet (the gather
 // finds it).
@@ -139,15 +161,13 @@ __device__ inline SplitPlan merge_row(const SplitWorkspace& w, int64_t row, cons
     total += s.scan.wave_word[i];
     nan |= s.scan.wave_flag[i];
   }
-  SplitPlan plan{best, SplitMode::invalid};
-  if (nan || !p.ok) return plan;
-  if (threshold != kNoThreshold) {
-    plan.mode = total >= uint32_t(p.top_k) && total <= uint32_t(kSplitCap) ? SplitMode::fast : SplitMode::fallback;
-    return plan;
-  }
-  if (key_logit(best) == -INFINITY) return plan;
-  plan.mode = p.temperature == 0.0f || p.top_k == 1 ? SplitMode::greedy : SplitMode::fallback;
-  return plan;
+  return plan_row(p, nan != 0, threshold, total, best);
+}
+
+// A cluster row's first block, after the cluster barrier: the row's plan from its own shared memory
+// (every thread; the fast path's candidates are already in s.draw.cand).
+__device__ inline SplitPlan merge_cluster_row(const RowParams& p, const SplitShared& s) {
+  return plan_row(p, s.row_nan != 0, s.scan.threshold, s.n_gathered, s.row_best);
 }
 
 // This thread's largest element, or a NaN when it holds one (elements past the row's end: -inf, or 0 for
@@ -232,6 +252,16 @@ __device__ inline uint32_t tile_cut(const Loader& L, int64_t base, const Tile& x
   return top > cr.o[0] + 0x80u ? top - cr.o[0] : 0u;
 }
 
+// A cluster row's tile, after its writes into the first block: arrives at the cluster barrier (releasing
+// them); the first block (tile 0) waits for every tile and returns true; the others return false and
+// exit, since no block reads their shared memory.
+__device__ inline bool cluster_arrived(int tile) {
+  cluster_arrive_release();
+  if (tile != 0) return false;
+  cluster_wait_acquire();
+  return true;
+}
+
 // One block's tile of row `row`: for rows with a cut its list and count, else its largest key; true in
 // the row's last block to arrive (which then sees every tile's writes). s.params: the row's parameters;
 // s.scan.threshold: its threshold (kTileCuts: the tiles' own cuts).
@@ -244,7 +274,9 @@ __device__ inline uint32_t tile_cut(const Loader& L, int64_t base, const Tile& x
 // the wait.
 // kOwnCuts: the instance serves batches where rows may take their tiles' own cuts (split_local_top_k);
 // without it, none do and the threshold kernel always ran.
-template <bool kVec, DType DT, int kItems, bool kOwnCuts>
+// kCluster: the row's tiles are one cluster (tile = rank in it); true in the row's first block, after
+// every tile has arrived (cluster_arrived).
+template <bool kVec, DType DT, int kItems, bool kOwnCuts, bool kCluster>
 __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, SplitShared& s) {
   const int tiles = w.tiles;
   const int tile = int(blockIdx.x % tiles);
@@ -266,8 +298,13 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
     s.scan.n_list = 0;
     s.scan.nan = 0;
     s.scan.first_index = 0xFFFFFFFFu;
+    if (kCluster && tile == 0) s.n_gathered = 0, s.row_nan = 0, s.row_best = 0;  // before any tile adds to them
   }
-  __syncthreads();
+  if constexpr (kCluster) cluster_sync();  // (the block's barrier too)
+  else __syncthreads();
+  // Cluster rows: where the tiles put their results (the first block's shared memory).
+  SplitShared* first = nullptr;
+  if constexpr (kCluster) first = cluster_shared(&s, 0);
   const int64_t at = row * tiles + tile;
   const uint32_t threshold = s.scan.threshold;
   if (threshold != kNoThreshold) {
@@ -279,10 +316,16 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
         cut = full ? tile_cut<true>(L, base, x, m, s.params.top_k, s.scan)
                    : tile_cut<false>(L, base, x, m, s.params.top_k, s.scan);
     if (wave_max_word(m >= bin_floor(cut) ? 1u : 0u) != 0) {  // wave-uniform (append_keys' reservation)
-      constexpr int kCapList = split_list_cap(kItems);
-      uint64_t* list = w.list + at * kCapList;
-      if (full) append_keys<true>(L, base, x, cut, &s.scan.n_list, list, uint32_t(kCapList));
-      else append_keys<false>(L, base, x, cut, &s.scan.n_list, list, uint32_t(kCapList));
+      constexpr int kCapList = kCluster ? kCap : split_list_cap(kItems);
+      uint32_t* counter = kCluster ? &first->n_gathered : &s.scan.n_list;
+      uint64_t* list = kCluster ? first->draw.cand : w.list + at * kCapList;
+      if (full) append_keys<true>(L, base, x, cut, counter, list, uint32_t(kCapList));
+      else append_keys<false>(L, base, x, cut, counter, list, uint32_t(kCapList));
+    }
+    if constexpr (kCluster) {
+      __syncthreads();  // every thread's NaN test is in
+      if (threadIdx.x == 0 && s.scan.nan) atomicOr(&first->row_nan, 1u);
+      return cluster_arrived(tile);
     }
     return arrive_last(&w.sync[row].scanned, tiles, s.flag, [&] {
       w.header[at] = SplitHeader{0, s.scan.n_list, uint16_t(cut), s.scan.nan ? kHeaderNaN : uint16_t(0)};
@@ -292,6 +335,15 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
   const uint32_t word = full ? tile_max_word<true>(L, base, x, thread_word, s.scan)
                              : tile_max_word<false>(L, base, x, thread_word, s.scan);
   const bool nan = word == kNaNWord;
+  if constexpr (kCluster) {
+    __syncthreads();  // every atomicMin of s.scan.first_index is done
+    if (threadIdx.x == 0) {
+      const unsigned long long key = (static_cast<unsigned long long>(word) << 32) | (0xFFFFFFFFu - s.scan.first_index);
+      if (nan) atomicOr(&first->row_nan, 1u);
+      else atomicMax(&first->row_best, key);
+    }
+    return cluster_arrived(tile);
+  }
   // Thread 0 completes the header after the ticket's barrier (every atomicMin is done).
   return arrive_last(&w.sync[row].scanned, tiles, s.flag, [&] {
     const uint64_t key = nan ? 0 : (uint64_t(word) << 32) | uint64_t(0xFFFFFFFFu - s.scan.first_index);
