@@ -255,6 +255,13 @@ TEST_CASE("sampling workspace: tile sizes by batch and logits dtype, every regio
       CHECK(split_list_bytes(3, v) >= size_t(3) * split_tiles(v, items) * split_list_cap(items) * sizeof(uint64_t));
   CHECK(split_tiles(151936, 32) == 10);
   CHECK(split_tiles(16384, 32) == 1);
+  // Cluster rows (where the device has clusters): 64-element tiles, 2 to kSplitClusterMax a row.
+  CHECK(split_clustered(64, split_tiles(151936, 64)));
+  CHECK(split_clustered(64, split_tiles(262144, 64)));  // 8 tiles
+  CHECK(!split_clustered(64, split_tiles(262145, 64)));
+  CHECK(!split_clustered(64, split_tiles(32768, 64)));  // one tile: nothing to hand over
+  CHECK(!split_clustered(32, split_tiles(151936, 32)));
+  CHECK(!split_clustered(16, 2));
   // The threshold kernel's block: wide while each row's block has an SM of its own.
   CHECK(threshold_threads(1, 132) == kThresholdThreadsWide);
   CHECK(threshold_threads(132, 132) == kThresholdThreadsWide);
