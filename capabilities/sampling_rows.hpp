@@ -24,7 +24,7 @@ constexpr SamplingContract split(SamplingContract c) {
 }
 constexpr Semantics kSplitSemantics{true, true, false};
 constexpr const char* kSplitEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at 52774ac); capabilities/evidence/sampling-sm_90.json; "
+    "tests/device/sampling_device_test.cu (sm_90, H200, at 0b84d37); capabilities/evidence/sampling-sm_90.json; "
     "AMD: compile only";
 constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
