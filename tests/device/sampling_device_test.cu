@@ -601,8 +601,8 @@ TEST_CASE("same seed and offset give the same bits; other offsets give independe
   }
 }
 
-TEST_CASE("graph capture and replay advance the device offset and match eager calls") {
-  const int64_t v = 4099, b = 64;
+// One shape's graph test (below).
+void check_graph_replay(int64_t v, int64_t b) {
   std::mt19937_64 rng(5);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::vector<float> l(v);
@@ -650,6 +650,13 @@ TEST_CASE("graph capture and replay advance the device offset and match eager ca
       CHECK(eager.download() == replays[rep]);
     }
   }
+}
+
+TEST_CASE("graph capture and replay advance the device offset and match eager calls") {
+  // A row of one tile (B = 64), and bf16 V = 151936 at B = 32: 5 tiles of 64 elements a thread, a cluster
+  // a row where the device has clusters (split_clustered), whose first call in a process may be captured.
+  SUBCASE("V = 4099, B = 64") { check_graph_replay(4099, 64); }
+  SUBCASE("V = 151936, B = 32") { check_graph_replay(151936, 32); }
 }
 
 TEST_CASE("a rejected call writes nothing") {
