@@ -282,6 +282,11 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
   check_distribution(f16_small, away_from_edges(f16_small.row, rp(20, 0.95, 0.0)), split_row(f16_small));
   // bf16 at B = 32 (64 elements a thread, split_items) with the threshold kernel.
   check_distribution(f16_small, away_from_edges(f16_small.row, rp(1000, 0.8, 0.0)), split_row(f16_small));
+  // bf16 below kSplitPairsBatch rows: a cluster of 5 tiles a row where the device has clusters
+  // (split_items), with the tiles' own cuts and with the threshold kernel.
+  const Batch f16_few(DType::bf16, flat, quick_mode() ? 2 : 8);
+  for (const auto& r : {rp(20, 0.95, 0.0), rp(1000, 0.8, 0.0)})
+    check_distribution(f16_few, away_from_edges(f16_few.row, r), split_row(f16_few));
 }
 
 TEST_CASE("split rows: a tile with more candidates than its list holds, so the last block gathers the row again") {

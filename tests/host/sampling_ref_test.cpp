@@ -235,15 +235,21 @@ TEST_CASE("sampling workspace: tile sizes by batch and logits dtype, every regio
   CHECK(split_tiles(8192) == 1);
   CHECK(split_tiles(8193) == 2);
   CHECK(split_tiles(151936) == 19);
-  CHECK(split_items(1024, DType::f32) == 16);
-  CHECK(split_items(kSplitPairsBatch - 1, DType::bf16) == 16);
-  CHECK(split_items(kSplitPairsBatch, DType::bf16) == 64);  // packed pairs: 32 words, 2 blocks an SM
-  CHECK(split_items(1024, DType::bf16) == 64);
-  CHECK(split_items(kSplitPairsBatch, DType::f16) == 32);  // fp16 widens to floats
-  CHECK(split_items(1024, DType::f16) == 32);
-  CHECK(split_items(kSplitPairsBatch - 1, DType::f32) == 16);
-  CHECK(split_items(kSplitPairsBatch, DType::f32) == 32);  // fp32: 32 floats while 2 blocks share an SM
-  CHECK(split_items(kSplitLargeBatch, DType::f32) == 16);
+  const int64_t v = 151936;
+  CHECK(split_items(1024, v, DType::f32, true) == 16);
+  CHECK(split_items(kSplitPairsBatch - 1, v, DType::bf16, false) == 16);
+  CHECK(split_items(kSplitPairsBatch, v, DType::bf16, false) == 64);  // packed pairs: 32 words, 2 blocks an SM
+  CHECK(split_items(1024, v, DType::bf16, false) == 64);
+  CHECK(split_items(kSplitPairsBatch, v, DType::f16, true) == 32);  // fp16 widens to floats
+  CHECK(split_items(1024, v, DType::f16, true) == 32);
+  CHECK(split_items(kSplitPairsBatch - 1, v, DType::f32, true) == 16);
+  CHECK(split_items(kSplitPairsBatch, v, DType::f32, true) == 32);  // fp32: 32 floats while 2 blocks share an SM
+  CHECK(split_items(kSplitLargeBatch, v, DType::f32, true) == 16);
+  // Small bf16 batches take 64 elements where the device has clusters and a row is a cluster of 2 to 8 tiles.
+  CHECK(split_items(1, v, DType::bf16, true) == 64);
+  CHECK(split_items(kSplitPairsBatch - 1, 262144, DType::bf16, true) == 64);
+  CHECK(split_items(1, 32768, DType::bf16, true) == 16);  // one tile of 64 elements: no cluster
+  CHECK(split_items(1, v, DType::f16, true) == 16);
   CHECK(split_tiles(151936, 64) == 5);  // B = 32: 160 blocks
   CHECK(split_tiles(248320, 64) == 8);  // 256 blocks
   // Lists of the 64-element tiles hold twice as many keys; the list region holds the largest layout's.
@@ -289,12 +295,14 @@ TEST_CASE("sampling workspace: tile sizes by batch and logits dtype, every regio
   for (const int64_t b : {int64_t(1), kSplitPairsBatch, kSplitLargeBatch, int64_t(100)})
     for (const DType dt : {DType::bf16, DType::f16, DType::f32}) {
       std::vector<char> ws(split_workspace_bytes(b, 262144));
-      const SplitWorkspace w = split_layout(ws.data(), b, 262144, dt, true);
-      CHECK(w.items == split_items(b, dt));
-      CHECK(split_layout(ws.data(), b, 262144, dt, false).items == kScalarSplitItems);
-      CHECK(w.tiles <= split_tiles(262144));
-      const char* end = reinterpret_cast<const char*>(w.list + b * w.tiles * split_list_cap(w.items));
-      CHECK(end <= ws.data() + ws.size());
+      for (const bool clusters : {false, true}) {
+        const SplitWorkspace w = split_layout(ws.data(), b, 262144, dt, true, clusters);
+        CHECK(w.items == split_items(b, 262144, dt, clusters));
+        CHECK(split_layout(ws.data(), b, 262144, dt, false, clusters).items == kScalarSplitItems);
+        CHECK(w.tiles <= split_tiles(262144));
+        const char* end = reinterpret_cast<const char*>(w.list + b * w.tiles * split_list_cap(w.items));
+        CHECK(end <= ws.data() + ws.size());
+      }
     }
   SamplingParams p = valid_params();
   CHECK(sampling_workspace_bytes(p) == split_workspace_bytes(4, 1024));

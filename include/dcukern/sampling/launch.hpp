@@ -33,7 +33,7 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
   }
   const int64_t grid = batch * w->tiles;
   if constexpr (kVec) {  // the scalar-load row takes one instance at every batch (split_layout)
-    if constexpr (DT == DType::bf16) {  // split_items: 64 elements a thread from kSplitPairsBatch rows
+    if constexpr (DT == DType::bf16) {  // split_items: 64 elements a thread (32+ rows, or clusters)
 #if DCUKERN_PLATFORM_CUDA  // a row's tiles as one cluster (split_clustered)
       const auto clustered = sampling_split_kernel<kVec, DT, 2, 64, true>;
       if (split_clustered(w->items, w->tiles) &&
@@ -44,7 +44,8 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
       if (w->items == 64) return launch(sampling_split_kernel<kVec, DT, 2, 64>, grid, "sampling launch");
     } else {
 #if DCUKERN_PLATFORM_CUDA  // the occupancy variants differ on CUDA only (DCUKERN_CUDA_MIN_BLOCKS)
-      static_assert(split_items(kSplitLargeBatch, DType::f16) == 32 && split_items(kSplitLargeBatch, DType::f32) == 16,
+      static_assert(split_items(kSplitLargeBatch, 0, DType::f16, true) == 32 &&
+                        split_items(kSplitLargeBatch, 0, DType::f32, true) == 16,
                     "tile sizes");
       if (batch >= kSplitLargeBatch) {  // split_items: 32 elements a thread for fp16 there, 16 for fp32
         if constexpr (DT == DType::f32) return launch(sampling_split_kernel<kVec, DT, 3, 16>, grid, "sampling launch");
@@ -78,7 +79,7 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
                      bool advance, const DeviceContext& ctx, stream_t s) {
   SplitWorkspace w{};
   if (is_split(kernel)) {  // the workspace's counters are zero (sampling_workspace_init, then every call)
-    w = split_layout(workspace, batch, a.vocab, dt, kernel == SamplingKernel::split_vec);
+    w = split_layout(workspace, batch, a.vocab, dt, kernel == SamplingKernel::split_vec, ctx.facts.clusters);
     w.advance = advance;
     w.thresholds = split_thresholds(batch, a.top_k_ptr != nullptr, a.top_k, w.tiles);
     if (batch > kSyncRows)  // other shapes' regions may overlap these counters (workspace.hpp)

@@ -67,7 +67,7 @@ struct SplitWorkspace {
 // Batches of kSplitLargeBatch rows or more fill the device with tiles; smaller ones are bound by the
 // latency of a row's chain of blocks.
 constexpr int64_t kSplitLargeBatch = 64;
-// Elements per thread, one tile in registers: 16, or from kSplitPairsBatch rows more, so that a row pays
+// Elements per thread (split_items), one tile in registers: 16, or from kSplitPairsBatch rows more, so that a row pays
 // the tiles' fixed costs (barriers, ticket, merge) less often per element: fp32 32 below kSplitLargeBatch
 // rows (whose 2 blocks per SM leave the registers for 32 floats), fp16 32 (widened to floats), bf16 64
 // (packed pairs: 32 words, a 64 KiB tile, with 2 blocks per SM at every batch). Measured on the H200:
@@ -75,13 +75,7 @@ constexpr int64_t kSplitLargeBatch = 64;
 // 512) 0.92-0.96x the time for k = 20, 128 and 512 rows (against 32 elements with 3 blocks per SM)
 // 0.93-0.97x; fp32 B = 32, 32 against 16 1.03-1.10x faster. At B = 32 the 64-element bf16 tiles make V
 // = 151936 and 248320 160 and 256 blocks, one round of the 264 that 2 blocks per SM hold (32: 320, 512).
-// B = 1 keeps the smaller tiles: more blocks a row.
 constexpr int64_t kSplitPairsBatch = 32;
-DCUKERN_HD constexpr int split_items(int64_t batch, DType logits) {
-  if (batch < kSplitPairsBatch) return 16;
-  if (logits == DType::bf16) return 64;
-  return logits == DType::f16 || batch < kSplitLargeBatch ? 32 : 16;
-}
 // Sort keys one tile may list: kListCap for up to 32 elements a thread, twice that for 64. A threshold
 // aiming at about 1400 candidates for k = 1000 (up to the row's cap of 2048) leaves about 310 (up to 450)
 // a 64-element tile at V = 151936, where 256 overflowed (the row gathered from the logits again: B = 32
@@ -89,7 +83,7 @@ DCUKERN_HD constexpr int split_items(int64_t batch, DType logits) {
 // 32 / 64 elements): 0.97-0.99x the time at B = 32, 0.99x at 128 and 512.
 DCUKERN_HD constexpr int split_list_cap(int items) { return items <= 32 ? kListCap : 2 * kListCap; }
 // Rows whose tiles run as one thread-block cluster (sampling_split_kernel's kCluster): tiles of 64 elements
-// a thread (bf16 from kSplitPairsBatch rows), 2 to kSplitClusterMax of them (V from 32769 up). The tiles
+// a thread (bf16: split_items), 2 to kSplitClusterMax of them (V from 32769 up). The tiles
 // then hand their results to the row's first block through its shared memory: no header, list, ticket or
 // gather through L2 (on the H200 the last block's merge and gather took 2.9 us of a B = 32 row's chain).
 // The launch takes it only where the device has clusters and every row's cluster is resident at once
@@ -107,6 +101,16 @@ constexpr int kScalarSplitItems = 16;
 DCUKERN_HD constexpr int64_t split_tile(int items) { return int64_t(kSplitThreads) * items; }
 DCUKERN_HD constexpr int split_tiles(int64_t vocab, int items = 16) {
   return int((vocab + split_tile(items) - 1) / split_tile(items));
+}
+// Below kSplitPairsBatch rows the tiles keep 16 elements a thread (more blocks a row), except bf16 rows
+// that run as clusters (split_clustered, on a device with clusters: `clusters`): there the tiles hand over
+// through shared memory and fewer, larger tiles shorten the row's chain. Measured on the H200 (top-k +
+// top-p, B = 1, 64 against 16 elements): V = 151936 0.89-0.90x the time, V = 248320 0.68-0.86x.
+DCUKERN_HD constexpr int split_items(int64_t batch, int64_t vocab, DType logits, bool clusters) {
+  if (batch < kSplitPairsBatch)
+    return logits == DType::bf16 && clusters && split_clustered(64, split_tiles(vocab, 64)) ? 64 : 16;
+  if (logits == DType::bf16) return 64;
+  return logits == DType::f16 || batch < kSplitLargeBatch ? 32 : 16;
 }
 
 // Fast rows of small top_k in batches below kSplitLargeBatch skip the threshold kernel's estimate: each
@@ -173,8 +177,8 @@ DCUKERN_HD constexpr size_t split_workspace_bytes(int64_t b, int64_t v) {
 }
 
 // The regions of a call with logits of dtype `logits` (inside the regions sized for 16-item tiles);
-// vectorised: the call takes sampling.split.vec.
-inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v, DType logits, bool vectorised) {
+// vectorised: the call takes sampling.split.vec; clusters: the device has clusters (DeviceFacts::clusters).
+inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v, DType logits, bool vectorised, bool clusters) {
   char* p = static_cast<char*>(base);
   SplitWorkspace w;
   w.sync = reinterpret_cast<SplitSync*>(p) + 1;
@@ -184,7 +188,7 @@ inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v, DType logit
   w.header = reinterpret_cast<SplitHeader*>(p);
   p += split_header_bytes(b, v);
   w.list = reinterpret_cast<uint64_t*>(p);
-  w.items = vectorised ? split_items(b, logits) : kScalarSplitItems;
+  w.items = vectorised ? split_items(b, v, logits, clusters) : kScalarSplitItems;
   w.tiles = split_tiles(v, w.items);
   w.rows = int(b);
   w.advance = false;

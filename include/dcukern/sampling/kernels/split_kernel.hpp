@@ -151,7 +151,7 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
 // kMinBlocks blocks per SM on sm_90: 3 (at most 42 registers per thread) for fp32 and fp16 batches of
 // kSplitLargeBatch rows or more, where the tile scan is latency-bound and occupancy pays (fp32 B = 512: 14 %
 // faster than 2, measured before the threshold kernel; 4 spill and run slower); bf16 takes 2 with tiles
-// of 64 elements a thread at every batch from kSplitPairsBatch (split_items); 2 for smaller batches,
+// of 64 elements a thread (split_items: from kSplitPairsBatch rows, or as clusters); 2 for smaller batches,
 // whose time is the latency of a row's chain of blocks and its last block (B = 32, k = 1000: 48 vs 54 us;
 // B = 1: 17.5 vs 18.1 us). Other targets ignore it. The scalar-load row takes 2 at every batch.
 // Loads in flight in the gather from the lists. 16, a whole row's lists (up to 32 tiles of 256 keys, 16 of
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kMinBlocks))
   if constexpr (!kCluster)
     if (threadIdx.x == 0) w.sync[row].scanned = 0;  // every tile has arrived: zero for the next call
   const RowParams p = s.params;
-  const SplitPlan plan = kCluster ? merge_cluster_row(p, s) : merge_row<split_list_cap(kItems)>(w, row, p, s);
+  const SplitPlan plan = kCluster ? merge_cluster_row(p, s, w.tiles) : merge_row<split_list_cap(kItems)>(w, row, p, s);
   finish_row<kVec, DT, kItems, kSplitListBatch<kMinBlocks>, kCluster>(a, w, row, p, plan, s);
   row_finished(a, w, s.flag);
 }

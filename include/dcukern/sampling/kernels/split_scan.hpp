@@ -10,8 +10,10 @@
 //   [top_k, kSplitCap]: those elements hold the row's top k) or fallback.
 //   Cluster rows (kCluster: the row's tiles are one thread-block cluster, split_clustered): no header,
 //   list or ticket. Each tile appends its keys straight into the shared memory of the row's first block
-//   (draw.cand, counted in n_gathered), folds its NaN flag or largest key into row_nan / row_best there,
-//   and arrives at the cluster barrier; the first block waits there and finishes the row (merge_cluster_row).
+//   (draw.cand, counted in n_gathered), sets row_nan there for a NaN or stores its largest key in its own
+//   slot of tile_best (no 64-bit atomics, which shared memory emulates with a load and a compare-and-swap
+//   loop), and arrives at the cluster barrier; the first block waits there and finishes the row
+//   (merge_cluster_row).
 // Determinism: integer counts only; which block merges does not change the plan; the gathered
 // candidate set does not depend on timing (its order does, and it is sorted before the draw).
 #pragma once
@@ -46,7 +48,7 @@ struct SplitShared {
   uint32_t n_gathered;                // the gather's candidates (zeroed by the merge); cluster rows: the
                                       // row's elements at or above the cuts (the first kCap in draw.cand)
   uint32_t row_nan;                   // cluster rows: a tile of the row holds a NaN
-  unsigned long long row_best;        // cluster rows without a cut: the row's largest sort key
+  uint64_t tile_best[kSplitClusterMax];  // cluster rows without a cut: each tile's largest sort key
   union {
     ScanShared scan;
     Shared draw;
@@ -165,9 +167,13 @@ __device__ inline SplitPlan merge_row(const SplitWorkspace& w, int64_t row, cons
 }
 
 // A cluster row's first block, after the cluster barrier: the row's plan from its own shared memory
-// (every thread; the fast path's candidates are already in s.draw.cand).
-__device__ inline SplitPlan merge_cluster_row(const RowParams& p, const SplitShared& s) {
-  return plan_row(p, s.row_nan != 0, s.scan.threshold, s.n_gathered, s.row_best);
+// (every thread; the fast path's candidates are already in s.draw.cand, rows without a cut have every
+// tile's largest key in s.tile_best).
+__device__ inline SplitPlan merge_cluster_row(const RowParams& p, const SplitShared& s, int tiles) {
+  uint64_t best = 0;
+  if (s.scan.threshold == kNoThreshold)
+    for (int t = 0; t < tiles; ++t) best = s.tile_best[t] > best ? s.tile_best[t] : best;
+  return plan_row(p, s.row_nan != 0, s.scan.threshold, s.n_gathered, best);
 }
 
 // This thread's largest element, or a NaN when it holds one (elements past the row's end: -inf, or 0 for
@@ -298,7 +304,7 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
     s.scan.n_list = 0;
     s.scan.nan = 0;
     s.scan.first_index = 0xFFFFFFFFu;
-    if (kCluster && tile == 0) s.n_gathered = 0, s.row_nan = 0, s.row_best = 0;  // before any tile adds to them
+    if (kCluster && tile == 0) s.n_gathered = 0, s.row_nan = 0;  // before any tile adds to them
   }
   if constexpr (kCluster) cluster_sync();  // (the block's barrier too)
   else __syncthreads();
@@ -338,9 +344,8 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
   if constexpr (kCluster) {
     __syncthreads();  // every atomicMin of s.scan.first_index is done
     if (threadIdx.x == 0) {
-      const unsigned long long key = (static_cast<unsigned long long>(word) << 32) | (0xFFFFFFFFu - s.scan.first_index);
       if (nan) atomicOr(&first->row_nan, 1u);
-      else atomicMax(&first->row_best, key);
+      first->tile_best[tile] = nan ? 0 : (uint64_t(word) << 32) | uint64_t(0xFFFFFFFFu - s.scan.first_index);
     }
     return cluster_arrived(tile);
   }
