@@ -24,7 +24,7 @@ constexpr SamplingContract split(SamplingContract c) {
 }
 constexpr Semantics kSplitSemantics{true, true, false};
 constexpr const char* kSplitEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at 0b84d37); capabilities/evidence/sampling-sm_90.json; "
+    "tests/device/sampling_device_test.cu (sm_90, H200, at d5c2793); capabilities/evidence/sampling-sm_90.json; "
     "AMD: compile only";
 constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
@@ -34,7 +34,7 @@ constexpr const char* kEvidence =
 inline constexpr SamplingRow kSamplingRows[] = {
     {"sampling.split.vec",
      "top-k rows: one block per tile of the row (8192 elements; from 32 rows bf16 32768, fp16 16384, fp32 "
-     "16384 up to 63), "
+     "16384 up to 63; bf16 32768 below 32 rows where a row is then a cluster of 2-8 tiles), "
      "16-byte loads, lists its elements at or above a cut: below 64 rows for k <= 128 (k * tiles <= 1024) "
      "the tile's own (no threshold kernel when k is one value for the batch), else a value-bin threshold "
      "from an eighth of the row (one block per row); the row's last block gathers the lists and draws (the "
