@@ -45,9 +45,10 @@ int audit_this_device() {
   }
   const DeviceFacts& f = ctx->facts;
   std::printf("# dcukern audit of this machine\n\n| device | architecture | compute units | wave size | shared memory "
-              "per block | runtime version |\n|---|---|---|---|---|---|\n| %s | %s | %d | %d | %zu KiB | %d |\n\n",
+              "per block | runtime version | dependent launches | thread-block clusters |\n"
+              "|---|---|---|---|---|---|---|---|\n| %s | %s | %d | %d | %zu KiB | %d | %s | %s |\n\n",
               f.name.c_str(), f.arch_name.c_str(), f.compute_units, f.wave_size, f.shared_mem_per_block / 1024,
-              f.runtime_version);
+              f.runtime_version, f.dependent_launch ? "yes" : "no", f.clusters ? "yes" : "no");
   print_target_header(ctx->target);
   const TargetInfo& target = *ctx->target.info;
   const int failures = smoke::gemv_smoke(target) + smoke::attention_smoke(target) + smoke::gdn_smoke(target) +

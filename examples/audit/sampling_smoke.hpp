@@ -1,9 +1,11 @@
 // dcukern-audit's smoke runs for sampling: every sampling row enabled on this device draws 100 times (offsets
-// 0..99) from bf16 logits [4, 5000] with per-row device parameters: a greedy row, top-k 20 + top-p 0.9,
+// 0..99) from bf16 logits [4, 40000] with per-row device parameters: a greedy row, top-k 20 + top-p 0.9,
 // temperature 0.7 + min-p 0.1, and a row of -inf; every token must lie in the host reference's filtered set
 // (the greedy one the argmax), the -inf row flagged invalid with token 0. Every row-transform row then
 // computes softmax with temperature 0.8 of the same logits, within 1e-4 relative of the reference. These
-// are the hard checks only: the frequencies are the device tests' business (tests/device/).
+// are the hard checks only: the frequencies are the device tests' business (tests/device/). V = 40000 takes
+// the split rows through several tiles a row (16-element tiles: 5; where the device has clusters, bf16 rows
+// of 3 tiles of 64 elements as one cluster).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -23,7 +25,7 @@ namespace dcukern::smoke {
 
 struct SamplingProblem {
   static constexpr int B = 4;
-  static constexpr int64_t V = 5000;
+  static constexpr int64_t V = 40000;
   std::vector<uint16_t> logits;            // [B, V] bf16
   std::vector<std::vector<float>> rows;    // the same, per row, in float
   std::vector<float> temperature{0.f, 1.f, 0.7f, 1.f}, top_p{1.f, 0.9f, 1.f, 1.f}, min_p{0.f, 0.f, 0.1f, 0.f};
