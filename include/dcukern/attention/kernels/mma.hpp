@@ -166,14 +166,18 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
   __shared__ float s_s[kSplit > 1 ? kTeams : 1][2][kSplit][32][4];
 
   using Ring = MmaRing<KVT, kDim, kVariant>;  // (the pipeline's)
+  // The block's coordinates and tile rows come from the arguments alone: worked out before the wait, while
+  // the kernel before this one (a dependent launch) may still run.
+  const TileBlock tb = tile_block(a);
+  QueryTile<kMmaTile> qt(a, tb, QueryTile<kMmaTile>::RowsOnly{});  // key ranges: set_keys below
   grid_dependency_wait();  // a dependent launch (attention/launch.hpp): the kernel before may write q, tables, KV
   // Split calls let the merge (a dependent launch) start; it waits for this kernel's end. Unsplit calls let
   // the next kernel launch only at their end: its blocks would take SMs from this call's one wave (1-2 %
   // slower on the H200: capabilities/evidence/attention-sm_90.json, tried_and_dropped).
   if (a.part_o) grid_dependents_launch();
-  const TileBlock tb = tile_block(a);
-  QueryTile<kMmaTile> qt(a, tb, QueryTile<kMmaTile>::RowsOnly{});  // key ranges: set_keys below
-  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  // (Unsigned index arithmetic: the compiler then knows the results' ranges, e.g. that q row i / kDim below
+  // is a compile-time constant, where signed % and / leave it a runtime value with sign fix-ups.)
+  const int lane = static_cast<int>(threadIdx.x % 32u), warp = static_cast<int>(threadIdx.x / 32u);
   const int team = warp / kSplit, half = warp % kSplit;  // the team's warps share key groups
   const int g = lane / 4, c = lane % 4;
   // Warps take groups of 16 keys in turn. (Measured and dropped: two groups per warp step for fp8, as many
@@ -270,7 +274,7 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
     // value is converted.
     static_assert((kThreads & (kThreads - 1)) == 0, "block size a power of two");
     constexpr int kPer = kMmaTile * kDim / kThreads;
-    const int tid = static_cast<int>(threadIdx.x) % kThreads;
+    const int tid = static_cast<int>(threadIdx.x % unsigned(kThreads));
     uint16_t x[kPer];
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {

@@ -12,14 +12,14 @@ struct TileBlock {
   int tile, hk, chunk, b;
 };
 __device__ __forceinline__ TileBlock tile_block(const AttnArgs& a) {
-  int64_t blk = blockIdx.x;
+  uint32_t blk = blockIdx.x;  // (grids stay below 2^31 blocks: 32-bit unsigned divisions)
   TileBlock t;
-  t.tile = static_cast<int>(blk % a.q_tiles);
-  blk /= a.q_tiles;
-  t.hk = static_cast<int>(blk % a.num_kv_heads);
-  blk /= a.num_kv_heads;
-  t.chunk = static_cast<int>(blk % a.num_chunks);
-  t.b = static_cast<int>(blk / a.num_chunks);
+  t.tile = static_cast<int>(blk % uint32_t(a.q_tiles));
+  blk /= uint32_t(a.q_tiles);
+  t.hk = static_cast<int>(blk % uint32_t(a.num_kv_heads));
+  blk /= uint32_t(a.num_kv_heads);
+  t.chunk = static_cast<int>(blk % uint32_t(a.num_chunks));
+  t.b = static_cast<int>(blk / uint32_t(a.num_chunks));
   return t;
 }
 
@@ -46,10 +46,13 @@ struct QueryTile {
   __device__ __forceinline__ QueryTile(const AttnArgs& a, const TileBlock& tb, RowsOnly) {
     const int per_head = a.tokens * a.group;
     rows = per_head - tb.tile * kTile < kTile ? per_head - tb.tile * kTile : kTile;
+    // Row i = tile * kTile + g: one division for the first, then (token, head) steps through the group
+    // (rows past `rows` repeat the first).
+    int tok = tb.tile * kTile / a.group, in_group = tb.tile * kTile - tok * a.group;
 #pragma unroll
     for (int g = 0; g < kTile; ++g) {
-      const int i = tb.tile * kTile + (g < rows ? g : 0);
-      t[g] = i / a.group, h[g] = tb.hk * a.group + i % a.group;
+      t[g] = g < rows ? tok : t[0], h[g] = g < rows ? tb.hk * a.group + in_group : h[0];
+      if (++in_group == a.group) in_group = 0, ++tok;
     }
   }
   __device__ __forceinline__ QueryTile(const AttnArgs& a, const TileBlock& tb) : QueryTile(a, tb, RowsOnly{}) {
