@@ -81,7 +81,7 @@ constexpr bool attention_sliced_merge(int64_t rows, int chunks, int compute_unit
 // take only what the merge leaves and never delay it. The mma kernels are themselves dependent launches
 // (attention/launch.hpp), so back-to-back calls overlap one's merge with the next one's launch. (H200,
 // 091deab against the kernels of e27175a: B = 1 context 32768 0.98-1.00x the time, context 512 0.94-0.99x,
-// B x context >= 128K 0.985-1.013x, median 1.000: capabilities/evidence/attention-sm_90.json.)
+// B x context >= 128K 0.985-1.013x, median 1.000: capabilities/evidence/attention-sm_90-091deab.json.)
 constexpr int kMergeResidentBlocks = 8;
 constexpr bool attention_merge_starts_next(int64_t merge_blocks, int compute_units) {
   return merge_blocks <= int64_t(kMergeResidentBlocks) * compute_units;

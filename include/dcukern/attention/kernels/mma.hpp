@@ -173,7 +173,7 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
   grid_dependency_wait();  // a dependent launch (attention/launch.hpp): the kernel before may write q, tables, KV
   // Split calls let the merge (a dependent launch) start; it waits for this kernel's end. Unsplit calls let
   // the next kernel launch only at their end: its blocks would take SMs from this call's one wave (1-2 %
-  // slower on the H200: capabilities/evidence/attention-sm_90.json, tried_and_dropped).
+  // slower on the H200: capabilities/evidence/attention-sm_90-091deab.json, tried_and_dropped).
   if (a.part_o) grid_dependents_launch();
   // (Unsigned index arithmetic: the compiler then knows the results' ranges, e.g. that q row i / kDim below
   // is a compile-time constant, where signed % and / leave it a runtime value with sign fix-ups.)
