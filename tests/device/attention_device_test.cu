@@ -246,6 +246,35 @@ TEST_CASE("attention: fp8 e4m3 KV with per-tensor scales against a reference deq
                                           dc->facts.compute_units));
     run_and_check(c, rng);
   }
+  // Head_dim 256: the pipelined row takes its shallow ring (the head split over two warps) where a block has
+  // at most kShallowWideMaxKeys keys, the 6-stage ring above (attention_wide_shallow_ring); with a fixed chunk
+  // size the chunk size alone decides. (The automatic plans of the head_dim loop above cut short chunks.)
+  const char* pipeline = "attention.mma_split.smem_pipeline";
+  for (const int64_t chunk : {dcukern::kShallowWideMaxKeys / 2, 4 * dcukern::kShallowWideMaxKeys}) {
+    AttnConfig c;
+    c.D = 256, c.hq = 24, c.hkv = 4, c.page_size = 16;
+    c.kvt = DType::fp8_e4m3, c.k_scale = 0.05f, c.v_scale = 0.1f;
+    c.ctx = {3000, 0, 700, quick_mode() ? 1500 : 6000};
+    DeviceProblem pr(c, rng);
+    const std::string what = describe(c, pipeline) + " fixed chunk " + std::to_string(chunk);
+    INFO(what);
+    AttentionPlanOptions plan;
+    plan.fixed_chunk_size = chunk;
+    {
+      ForceRow force(pipeline);
+      AttentionOptions opt;
+      opt.row = pipeline, opt.plan = plan;
+      dcukern::AttentionCallPlan cp;
+      REQUIRE(dcukern::attention_call_plan(pr.params(), true, &cp, opt).ok());
+      CHECK(cp.split);
+      CHECK(cp.shallow_ring == (chunk <= dcukern::kShallowWideMaxKeys));
+    }
+    pr.poison();
+    const Status s = run(pr, pipeline, plan);
+    INFO(s.to_string());
+    REQUIRE(s.ok());
+    check_against_reference(pr, what);
+  }
 }
 
 TEST_CASE("attention: 1..8 query tokens per sequence, causal within them") {

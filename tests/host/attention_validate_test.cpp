@@ -170,6 +170,13 @@ TEST_CASE("attention: split-KV plan and workspace bound") {
   CHECK_FALSE(attention_shallow_ring(kPipe, true, 64, 1024, 132));
   CHECK_FALSE(attention_shallow_ring(kPipe, true, 256, 1024, 132));
   CHECK_FALSE(attention_shallow_ring(AttentionKernel::mma_split, true, 128, 1024, 132));
+  // Above head_dim 128: fp8 where a block has at most kShallowWideMaxKeys keys.
+  CHECK(attention_wide_shallow_ring(kPipe, true, 256, 128));
+  CHECK(attention_wide_shallow_ring(kPipe, true, 136, kShallowWideMaxKeys));
+  CHECK_FALSE(attention_wide_shallow_ring(kPipe, true, 256, kShallowWideMaxKeys + 1));
+  CHECK_FALSE(attention_wide_shallow_ring(kPipe, true, 128, 128));   // the 128 bound: attention_shallow_ring
+  CHECK_FALSE(attention_wide_shallow_ring(kPipe, false, 256, 128));  // bf16
+  CHECK_FALSE(attention_wide_shallow_ring(AttentionKernel::mma_split, true, 256, 128));
   // The sliced merge: fewer rows than compute units, kSlicedMergeChunks chunks or more, 32-lane waves.
   CHECK(attention_sliced_merge(32, 32, 132, 32));  // B = 1, 32 query heads, context 32768
   CHECK(attention_sliced_merge(131, kSlicedMergeChunks, 132, 32));

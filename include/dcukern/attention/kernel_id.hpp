@@ -48,19 +48,36 @@ constexpr AttentionBlockTarget attention_kernel_block_target(AttentionKernel k, 
   return {4, false};
 }
 
-// Whether the pipelined kernel takes its shallow ring (MmaVariant::smem_pipeline_shallow, 3 stages, 4 blocks
-// per SM instead of 2) for a call: fp8 KV at head_dim 65..128, when the call's unsplit blocks (`items`:
-// sequences x KV heads x query tiles) fill two blocks per compute unit. Measured on the H200 against the
-// 6-stage ring (capabilities/evidence/attention-sm_90-3f69d98.json, 32x8x128 fp8): 0.74-0.95x the time at B = 64
-// and 128 (512 and 1024 items), but 1.04-1.38x at B = 32 (256 items) with context <= 4096 and 1.06x at
-// B = 1, where the one-wave plan cuts twice as many chunks.
-// The shallow ring's one instantiation (attention/launch.hpp): KV dtype and head_dim bound (head_dim 65..128).
+// The pipelined kernel's shallow ring (MmaVariant::smem_pipeline_shallow, 3 stages): instantiated for
+// fp8 KV only (attention/launch.hpp), at head_dim bounds 128 and 256.
 constexpr DType kShallowRingKv = DType::fp8_e4m3;
 constexpr int kShallowRingDim = 128;
+
+// Whether the pipelined kernel takes its shallow ring at head_dim 65..128 (4 blocks per SM instead of 2):
+// fp8 KV, when the call's unsplit blocks (`items`: sequences x KV heads x query tiles) fill two blocks per
+// compute unit. Measured on the H200 against the 6-stage ring (capabilities/evidence/attention-sm_90-3f69d98.json,
+// 32x8x128 fp8): 0.74-0.95x the time at B = 64 and 128 (512 and 1024 items), but 1.04-1.38x at B = 32 (256
+// items) with context <= 4096 and 1.06x at B = 1, where the one-wave plan cuts twice as many chunks.
+// (Measured since and not kept, capabilities/evidence/attention-sm_90.json: split calls too where the
+// shallow ring's plan cuts chunks of >= 4096 positions, 0.99-1.01x.)
 constexpr bool attention_shallow_ring(AttentionKernel k, bool fp8_kv, int head_dim, int64_t items, int compute_units) {
   static_assert(kShallowRingKv == DType::fp8_e4m3, "fp8_kv below stands for the shallow ring's dtype");
   return attention_kernel_is_pipeline(k) && fp8_kv && head_dim > kShallowRingDim / 2 && head_dim <= kShallowRingDim &&
          items >= 2 * int64_t(compute_units);
+}
+
+// Whether the pipelined kernel takes its shallow ring at head_dim 129..256 with fp8 KV: there the ring
+// splits each head over two warps (kMmaHeadSplit), 8 warps a block and 2 blocks an SM, 16 warps an SM
+// against the 6-stage ring's 8. It pays where a block has few keys (`keys_per_block`: the plan's chunk
+// size, or the context bound of an unsplit call), whose time is the block's fixed work (q staging, the
+// teams' merge) that twice the warps share, and costs where it has many (both warps of a team run the
+// softmax). Measured on the H200 (24x4x256 fp8, capabilities/evidence/attention-sm_90.json): 0.89-0.97x the
+// time with 128-512 keys a block, 0.98-1.01x with 2048-4096, 1.02-1.07x with 16K-32K.
+constexpr int64_t kShallowWideMaxKeys = 512;
+constexpr bool attention_wide_shallow_ring(AttentionKernel k, bool fp8_kv, int head_dim, int64_t keys_per_block) {
+  static_assert(kShallowRingKv == DType::fp8_e4m3, "fp8_kv below stands for the shallow ring's dtype");
+  return attention_kernel_is_pipeline(k) && fp8_kv && head_dim > kShallowRingDim && head_dim <= 2 * kShallowRingDim &&
+         keys_per_block <= kShallowWideMaxKeys;
 }
 
 // Whether a split call's merge takes its sliced kernel (attention_merge_sliced_kernel): fewer query rows

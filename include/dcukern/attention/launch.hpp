@@ -152,13 +152,15 @@ int resident_blocks_for(DType kv, int head_dim) {
 
 // Resident blocks per SM of the kernel the launch takes for this call, for the kernels whose split plan
 // fills one wave (attention_kernel_block_target): asked of the runtime, so the plan follows the compiled
-// registers and shared memory. 0: not asked or unknown (the plan keeps its default). `shallow`:
-// attention_shallow_ring's answer for the call (true only for its one instantiation, kShallowRingKv at
-// kShallowRingDim).
+// registers and shared memory. 0: not asked or unknown (the plan keeps its default). `shallow`: the
+// shallow ring (attention_shallow_ring, attention_wide_shallow_ring: kShallowRingKv only).
 inline int attention_resident_blocks(AttentionKernel kernel, DType kv, int head_dim, bool shallow) {
 #if DCUKERN_PLATFORM_CUDA
   if (kernel == AttentionKernel::mma_split_pipeline) {
-    if (shallow) return mma_resident_blocks<kShallowRingKv, kShallowRingDim, MmaVariant::smem_pipeline_shallow>();
+    if (shallow)
+      return head_dim > kShallowRingDim
+                 ? mma_resident_blocks<kShallowRingKv, 2 * kShallowRingDim, MmaVariant::smem_pipeline_shallow>()
+                 : mma_resident_blocks<kShallowRingKv, kShallowRingDim, MmaVariant::smem_pipeline_shallow>();
     return resident_blocks_for<MmaVariant::smem_pipeline>(kv, head_dim);
   }
 #endif
@@ -173,12 +175,15 @@ Status launch_mma(const AttnArgs& a, unsigned n, const LaunchSetup& ls) {
   return with_head_dim_bound(a.head_dim,
                              [&](auto dim) { return launch_mma_dim<KVT, decltype(dim)::value, kVariant>(a, n, ls); });
 }
-// The pipelined kernel: its shallow ring where attention_shallow_ring chose it (true only for its one
-// instantiation, kShallowRingKv at kShallowRingDim).
+// The pipelined kernel: its shallow ring where the call takes it (kShallowRingKv only: attention_shallow_ring
+// at head_dim bound kShallowRingDim, attention_wide_shallow_ring at twice that).
 template <DType KVT>
 Status launch_pipeline(const AttnArgs& a, unsigned n, const LaunchSetup& ls) {
+  constexpr auto kShallow = MmaVariant::smem_pipeline_shallow;
   if constexpr (KVT == kShallowRingKv)
-    if (ls.shallow) return launch_mma_dim<KVT, kShallowRingDim, MmaVariant::smem_pipeline_shallow>(a, n, ls);
+    if (ls.shallow)
+      return a.head_dim > kShallowRingDim ? launch_mma_dim<KVT, 2 * kShallowRingDim, kShallow>(a, n, ls)
+                                          : launch_mma_dim<KVT, kShallowRingDim, kShallow>(a, n, ls);
   return launch_mma<KVT, MmaVariant::smem_pipeline>(a, n, ls);
 }
 #endif

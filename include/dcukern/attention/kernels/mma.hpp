@@ -104,8 +104,9 @@ enum class MmaVariant : uint8_t {
   // Row attention.mma_split.smem_pipeline (sm_90).
   smem_pipeline,
   // The same with a 3-stage ring: fp8 at head_dim bound 128 takes 48 KiB a block, so 4 blocks share an
-  // SM (2 with smem_pipeline's 6 stages). The pipelined row launches it where attention_shallow_ring says
-  // (kernel_id.hpp).
+  // SM (2 with smem_pipeline's 6 stages); fp8 at 256 splits the head over two warps (kMmaHeadSplit), 8 warps
+  // and 96 KiB a block, 2 blocks an SM. The pipelined row launches it where attention_shallow_ring and
+  // attention_wide_shallow_ring say (kernel_id.hpp).
   smem_pipeline_shallow,
 };
 
@@ -114,10 +115,21 @@ enum class MmaVariant : uint8_t {
 // block an SM, so that the SM runs 8 warps instead of 4 (at B = 1 one warp a scheduler was the bound:
 // capabilities/evidence/attention-sm_90-8820378.json, profile_b1_long_context). The two warps sum their halves
 // of S through shared memory (one 64-thread barrier a group); each keeps its half of O.
+// fp8 at 256 splits only in the shallow ring: its 3 stages of 128 elements (12 KiB a warp, 96 KiB a block)
+// and 127 registers let 2 blocks of 8 warps share an SM (kMmaMinBlocks).
 template <DType KVT, int kDim, MmaVariant kVariant>
-constexpr int kMmaHeadSplit = kVariant != MmaVariant::standard && kDim > 128 && KVT != DType::fp8_e4m3 ? 2 : 1;
+constexpr int kMmaHeadSplit = kVariant != MmaVariant::standard && kDim > 128 &&
+                                      (KVT != DType::fp8_e4m3 || kVariant == MmaVariant::smem_pipeline_shallow)
+                                  ? 2
+                                  : 1;
 template <DType KVT, int kDim, MmaVariant kVariant>
 constexpr int kMmaThreads = kAttnThreads * kMmaHeadSplit<KVT, kDim, kVariant>;
+// Blocks per SM the register allocation must allow (sm_90): 2 for the shallow ring's head-split instance
+// (at most 128 registers), else 0: no bound, the compiler's choice (a bound of 1 changes it: ptxas then
+// allots up to 16 more registers to some of the other instances).
+template <DType KVT, int kDim, MmaVariant kVariant>
+constexpr int kMmaMinBlocks =
+    kVariant == MmaVariant::smem_pipeline_shallow && kMmaHeadSplit<KVT, kDim, kVariant> > 1 ? 2 : 0;
 
 // The ring of a pipelined variant (per warp, over the warp's head elements).
 template <DType KVT, int kDim, MmaVariant kVariant>
@@ -141,7 +153,9 @@ constexpr int mma_dynamic_shared_bytes() {
 }
 
 template <DType KVT, int kDim, MmaVariant kVariant = MmaVariant::standard>
-__global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_mma_kernel(AttnArgs a) {
+__global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
+                                  DCUKERN_CUDA_MIN_BLOCKS((kMmaMinBlocks<KVT, kDim, kVariant>)))
+    attention_mma_kernel(AttnArgs a) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16 && DCUKERN_PLATFORM_CUDA
   constexpr DType MT = KVT == DType::bf16 ? DType::bf16 : DType::f16;
   constexpr bool kFp8 = KVT == DType::fp8_e4m3;
@@ -258,16 +272,18 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
   };
   int64_t ahead = 0;  // the pipeline: the first group not yet copied
 
-  // q rows of the tile, prescaled, in fp32 through shared memory: s_acc, free until the epilogue, or in the
-  // pipeline warp 0's last ring stage, which the main loop fills only after the barriers below (its first
+  // q rows of the tile, prescaled, in fp32 through shared memory, a slice of kWarpDim elements per warp of
+  // a team (slice h: head elements [kWarpDim h, kWarpDim (h + 1))): s_acc, free until the epilogue, or in the
+  // pipeline warp h's last ring stage, which the main loop fills only after the barriers below (its first
   // kStages - 1 stages are filling by then: the copies go out as soon as the key range is known, so the
   // KV stream starts one memory latency into the block, not after the q prologue's work).
-  using QRows = float[kMmaTile][kDim];
-  static_assert(!kPipeline || sizeof(QRows) <= Ring::kStageBytes, "q rows fit a ring stage");
-  QRows& s_qf = [&]() -> QRows& {
-    if constexpr (kPipeline) return *reinterpret_cast<QRows*>(s_dynamic + (Ring::kStages - 1) * Ring::kStageBytes);
-    else return s_acc[0];
-  }();
+  using QSlice = float[kMmaTile][kWarpDim];
+  static_assert(!kPipeline || sizeof(QSlice) <= Ring::kStageBytes, "a slice of the q rows fits a ring stage");
+  auto q_slice = [&](int h) -> QSlice& {
+    if constexpr (kPipeline)
+      return *reinterpret_cast<QSlice*>(s_dynamic + (h * Ring::kStages + Ring::kStages - 1) * Ring::kStageBytes);
+    else return *reinterpret_cast<QSlice*>(&s_acc[0][0][0] + h * kMmaTile * kWarpDim);
+  };
   {
     // Element i = tid + j * kThreads (tid < kThreads, a power of two: the OR below is that sum, and i's
     // row is a compile-time constant where kDim >= kThreads). Every load is issued before any
@@ -297,7 +313,8 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
       const int i = tid | j * kThreads;
-      s_qf[i / kDim][i % kDim] = q_value(a, x[j]) * qs;
+      const int d = i % kDim;
+      q_slice(kSplit > 1 ? d / kWarpDim : 0)[i / kDim][kSplit > 1 ? d % kWarpDim : d] = q_value(a, x[j]) * qs;
     }
   }
   const TileRow row = qt.row(g);  // this lane's query row (rows >= qt.rows have an empty range)
@@ -316,7 +333,7 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>)) attention_
       uint16_t hi[2], lo[2];
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float x = s_qf[qg][kWarpDim * h + Map::q_elem(qc, s, r, e)];
+        const float x = q_slice(h)[qg][Map::q_elem(qc, s, r, e)];
         hi[e] = to_mma<MT>(x);
         lo[e] = to_mma<MT>(x - from_mma<MT>(hi[e]));
       }
