@@ -10,8 +10,9 @@
 // the plan sizes chunks from the table's capacity: 544 positions for a 512-token context at page size
 // 544). Pages are scattered through the pool (deterministic shuffle); pools rotate through > 4x L2 where
 // they are smaller (HBM-cold); time from graph replay. Counters: us per call, GB/s of KV bytes read,
-// % of the read bandwidth measured in this run. Targets: >= 85 % where B x context >= 128K, >= 70 % at
-// B = 1, context 32768; page size 544 within 10 % of page size 16.
+// % of the read bandwidth measured in this run, and the call's plan (chunks a query row, 1 when unsplit;
+// shallow_ring 1 where the pipelined row takes its 3-stage ring: attention_call_plan). Targets: >= 85 %
+// where B x context >= 128K, >= 70 % at B = 1, context 32768; page size 544 within 10 % of page size 16.
 #include <algorithm>
 #include <initializer_list>
 #include <numeric>
@@ -148,6 +149,11 @@ void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, 
   st.counters["GBps"] = gbs;
   st.counters["read_bw_GBps"] = read_bandwidth_gbs();
   st.counters["pct_read_bw"] = 100.0 * gbs / read_bandwidth_gbs();
+  AttentionCallPlan cp;  // what the call ran: its chunks a query row (1: unsplit) and ring depth
+  if (attention_call_plan(b.params(0), b.ws != nullptr, &cp, opt).ok()) {
+    st.counters["chunks"] = cp.split ? cp.plan.num_chunks : 1;
+    st.counters["shallow_ring"] = cp.shallow_ring ? 1 : 0;
+  }
   st.SetLabel(row);
 }
 

@@ -34,6 +34,9 @@ def main():
             results.append({"heads": heads, "kv": kv, "page_size": int(ps[2:]), "B": int(batch[1:]),
                             "context": int(ctx[3:]), "row": row, "us": round(b["us"], 2),
                             "GBps": round(b["GBps"], 1), "pct_read_bw": round(b["pct_read_bw"], 1)})
+            for plan_key in ("chunks", "shallow_ring"):  # the call's plan, where the bench reports it
+                if plan_key in b:
+                    results[-1][plan_key] = int(b[plan_key])
             read_bw.append(b["read_bw_GBps"])
     mine = {}
     for r in results:
