@@ -26,131 +26,22 @@
 // registers; L2 prefetches of the next 1-4 groups; 3- or 4-blocks-per-SM register bounds; two groups per
 // step for fp8: slower in most cases, capabilities/evidence/.)
 // Variants (MmaVariant): standard, smem_pipeline (K/V through a shared-memory ring) and
-// smem_pipeline_shallow (its 3-stage ring), at the enum.
+// smem_pipeline_shallow (its 3-stage ring), at the enum (mma_variant.hpp, with the instantiations' constants);
+// the fragment helpers: mma_fragments.hpp.
 #pragma once
 #include "dcukern/attention/kernels/kv_vec.hpp"
+#include "dcukern/attention/kernels/mma_fragments.hpp"
 #include "dcukern/attention/kernels/mma_head_map.hpp"
 #include "dcukern/attention/kernels/mma_kv_ring.hpp"
+#include "dcukern/attention/kernels/mma_variant.hpp"
 #include "dcukern/attention/kernels/query_tile.hpp"
 #include "dcukern/platform/async_copy.hpp"
 #include "dcukern/platform/mma.hpp"
 
 namespace dcukern::attn_detail {
 
-constexpr int kMmaTile = 8;  // query rows per block tile
-
-// The head map per instantiation, as measured on the H200 at d9ab41f (both maps over the bench grid,
-// capabilities/evidence/attention-sm_90-d9ab41f.json):
-// sector-contiguous loads for fp8 (0.5 % slower to 12 % faster at 32x8x128, 7-36 % faster at 24x4x256)
-// and for head_dim 256 (3-27 % faster with bf16); the strided map for f16/bf16 up to head_dim 128 (up to
-// 4 % faster where B x context >= 128K; the sector map was up to 8 % faster on the small cases).
-template <DType KVT, int kDim>
-constexpr bool kMmaSectorMap = KVT == DType::fp8_e4m3 || kDim > 128;
-
-template <DType MT>
-__device__ __forceinline__ uint16_t to_mma(float x) {
-  if constexpr (MT == DType::bf16) return float_to_bf16(x);
-  else return float_to_f16(x);
-}
-template <DType MT>
-__device__ __forceinline__ float from_mma(uint16_t x) {
-  if constexpr (MT == DType::bf16) return bf16_to_float(x);
-  else return f16_to_float(x);
-}
-__device__ __forceinline__ uint32_t pack2(uint16_t lo, uint16_t hi) { return uint32_t(lo) | (uint32_t(hi) << 16); }
-
-
-#if DCUKERN_PLATFORM_CUDA
-// A barrier of the `threads` threads (whole warps) that reach it with the same id (1..15; 0 is
-// __syncthreads'); their shared-memory writes before it are visible to each other after it.
-__device__ __forceinline__ void named_barrier(int id, int threads) {
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-// Elements e and e + 1 (e even, 0..6) of key x and of key y, as the MMA words {x_e, y_e} and {x_e+1, y_e+1}.
-// fp8: one byte permute gathers the four bytes, each half then converts in place.
-template <DType KVT>
-__device__ __forceinline__ void pairs_across_keys(const KvVec<KVT>& x, const KvVec<KVT>& y, int e, uint32_t& even,
-                                                  uint32_t& odd) {
-  if constexpr (KVT == DType::fp8_e4m3) {
-    const int w = e / 4, b = e % 4;
-    const uint32_t p = __byte_perm(x.w[w], y.w[w], unsigned(b | (4 + b) << 4 | (b + 1) << 8 | (5 + b) << 12));
-    even = fp8x2_to_f16x2(p);
-    odd = fp8x2_to_f16x2<true>(p);
-  } else {
-    const int w = e / 2;
-    even = __byte_perm(x.w[w], y.w[w], 0x5410u);
-    odd = __byte_perm(x.w[w], y.w[w], 0x7632u);
-  }
-}
-// Elements 4s..4s+3 of one key's vector as two MMA words {e, e+1}, {e+2, e+3} (s = 0 or 1).
-template <DType KVT>
-__device__ __forceinline__ void quad_of_key(const KvVec<KVT>& x, int s, uint32_t& lo, uint32_t& hi) {
-  if constexpr (KVT == DType::fp8_e4m3) {
-    fp8_quad_to_f16x2(x.w[s], lo, hi);
-  } else {
-    lo = x.w[2 * s], hi = x.w[2 * s + 1];
-  }
-}
-#endif
-
-// The kernel's variants (a row names one, attention/launch.hpp maps it).
-enum class MmaVariant : uint8_t {
-  standard,
-  // K/V reach registers through a per-warp shared-memory ring (mma_kv_ring.hpp) that cp.async fills
-  // kStages - 1 groups ahead, so a warp's loads stay in flight during its math without holding
-  // registers; sector head map. sm_90 registers: 181 (bf16 D 128), 158 (fp8 D 128). Shared memory per
-  // block: 96 KiB (2 blocks per SM) up to head_dim 128 and for fp8 at 256, 192 KiB at f16/bf16 256 (8 warps
-  // there, kMmaHeadSplit: 254 registers).
-  // Row attention.mma_split.smem_pipeline (sm_90).
-  smem_pipeline,
-  // The same with a 3-stage ring: fp8 at head_dim bound 128 takes 48 KiB a block, so 4 blocks share an
-  // SM (2 with smem_pipeline's 6 stages); fp8 at 256 splits the head over two warps (kMmaHeadSplit), 8 warps
-  // and 96 KiB a block, 2 blocks an SM. The pipelined row launches it where attention_shallow_ring and
-  // attention_wide_shallow_ring say (kernel_id.hpp).
-  smem_pipeline_shallow,
-};
-
-// Warps that share each 16-key group, each over its own kDim / kMmaHeadSplit head elements: 2 for the
-// pipelined variants at head_dim bound 256 with f16/bf16 KV, whose ring (192 KiB) leaves room for one
-// block an SM, so that the SM runs 8 warps instead of 4 (at B = 1 one warp a scheduler was the bound:
-// capabilities/evidence/attention-sm_90-8820378.json, profile_b1_long_context). The two warps sum their halves
-// of S through shared memory (one 64-thread barrier a group); each keeps its half of O.
-// fp8 at 256 splits only in the shallow ring: its 3 stages of 128 elements (12 KiB a warp, 96 KiB a block)
-// and 127 registers let 2 blocks of 8 warps share an SM (kMmaMinBlocks).
-template <DType KVT, int kDim, MmaVariant kVariant>
-constexpr int kMmaHeadSplit = kVariant != MmaVariant::standard && kDim > 128 &&
-                                      (KVT != DType::fp8_e4m3 || kVariant == MmaVariant::smem_pipeline_shallow)
-                                  ? 2
-                                  : 1;
-template <DType KVT, int kDim, MmaVariant kVariant>
-constexpr int kMmaThreads = kAttnThreads * kMmaHeadSplit<KVT, kDim, kVariant>;
-// Blocks per SM the register allocation must allow (sm_90): 2 for the shallow ring's head-split instance
-// (at most 128 registers), else 0: no bound, the compiler's choice (a bound of 1 changes it: ptxas then
-// allots up to 16 more registers to some of the other instances).
-template <DType KVT, int kDim, MmaVariant kVariant>
-constexpr int kMmaMinBlocks =
-    kVariant == MmaVariant::smem_pipeline_shallow && kMmaHeadSplit<KVT, kDim, kVariant> > 1 ? 2 : 0;
-
-// The ring of a pipelined variant (per warp, over the warp's head elements).
-template <DType KVT, int kDim, MmaVariant kVariant>
-using MmaRing = MmaKvRing<kDim / kMmaHeadSplit<KVT, kDim, kVariant>, KVT == DType::fp8_e4m3 ? 1 : 2,
-                          kVariant == MmaVariant::smem_pipeline_shallow ? 3 : 6>;
-
 // What finish_group asks its group's source for (attention_mma_kernel).
 enum class Fetch : uint8_t { k_vec, v_all, v_vec };
-
-// Dynamic shared memory of a launch: the pipeline's rings (the epilogue's s_acc reuses them), else none.
-template <DType KVT, int kDim, MmaVariant kVariant>
-constexpr int mma_dynamic_shared_bytes() {
-  if constexpr (kVariant != MmaVariant::standard) {
-    using Ring = MmaRing<KVT, kDim, kVariant>;
-    constexpr int ring = kMmaThreads<KVT, kDim, kVariant> / 32 * Ring::kStages * Ring::kStageBytes;
-    constexpr int acc = kAttnThreads / 32 * kMmaTile * kDim * 4;  // one slot a team of kMmaHeadSplit warps
-    return ring > acc ? ring : acc;
-  } else {
-    return 0;
-  }
-}
 
 template <DType KVT, int kDim, MmaVariant kVariant = MmaVariant::standard>
 __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
