@@ -11,6 +11,7 @@
 // for it), the other tensor-core rows on NVIDIA sm_80+, the grouped rows on every other target, the
 // per-row rows for calls outside their contracts. Speed on the H200: capabilities/evidence/attention-sm_90.json.
 #pragma once
+#include "dcukern/attention/call_plan.hpp"
 #include "dcukern/attention/launch.hpp"
 
 namespace dcukern {
@@ -27,52 +28,15 @@ inline size_t attention_workspace_bytes(const AttentionParams& p, const Attentio
   return attention_workspace_bytes(p, ctx->facts.compute_units, plan);
 }
 
-// How a call runs once its row is chosen: the split plan and the pipelined row's ring depth. attention()
-// launches exactly this; attention_call_plan() tells callers (and the tests) what a call will do.
-struct AttentionCallPlan {
-  AttentionPlan plan;         // rows without a workspace: one chunk
-  bool split = false;         // partials and a merge: more than one chunk, or a fixed chunk size
-  bool shallow_ring = false;  // the pipelined row's 3-stage ring (attention_shallow_ring, attention_wide_shallow_ring)
-};
-
 namespace attn_detail {
-inline Status call_plan(const capabilities::AttentionRow& row, const AttentionCall& call, const AttentionParams& p,
-                        const DeviceContext& ctx, const AttentionPlanOptions& opt, AttentionCallPlan* out) {
-  const int max_tile = attention_kernel_max_tile(row.kernel, p.head_dim);
-  const int64_t units = int64_t(p.batch) * p.num_kv_heads * attention_q_tiles(call, max_tile);  // blocks a chunk
-  const bool fp8_kv = p.kv.dtype == DType::fp8_e4m3;
-  const int cus = ctx.facts.compute_units;
-  AttentionCallPlan cp;
-  cp.plan.rows = int64_t(p.batch) * p.q_tokens * p.num_q_heads;
-  cp.shallow_ring = attention_shallow_ring(row.kernel, fp8_kv, p.head_dim, units, cus);
-  if (row.contract.needs_workspace) {
-    // The split plan for a ring depth: the row's block target, or the kernel's residency where it fills one wave.
-    auto plan_for = [&](bool shallow_ring, AttentionPlan* plan) {
-      AttentionBlockTarget target = attention_kernel_block_target(row.kernel, fp8_kv, p.head_dim);
-      if (target.one_wave)
-        if (const int resident = attention_resident_blocks(row.kernel, p.kv.dtype, p.head_dim, shallow_ring))
-          target.blocks_per_cu = std::min(resident, kAttnBlocksPerCu);
-      AttentionPlanOptions plan_opt = opt;
-      if (plan_opt.blocks_per_cu == 0) plan_opt.blocks_per_cu = target.blocks_per_cu;
-      return plan_attention(call, cus, plan_opt, plan, max_tile, target.one_wave);
-    };
-    if (Status s = plan_for(cp.shallow_ring, &cp.plan); !s.ok()) return s;
-    // Above head_dim 128 the ring depth follows from the keys a block (attention_wide_shallow_ring), where
-    // the two depths' sums differ in rounding: with a fixed chunk size, from the chunk size alone, so that a
-    // sequence's bits still do not depend on the batch.
-    const int64_t keys_per_block = opt.fixed_chunk_size > 0
-                                       ? opt.fixed_chunk_size
-                                       : std::min<int64_t>(cp.plan.chunk_size, std::max<int64_t>(call.max_context, 1));
-    if (attention_wide_shallow_ring(row.kernel, fp8_kv, p.head_dim, keys_per_block)) {
-      cp.shallow_ring = true;
-      if (Status s = plan_for(true, &cp.plan); !s.ok()) return s;
-    }
-    // One chunk and no fixed chunk size: the row's kernel finishes every query row itself (no merge).
-    // A fixed chunk size always takes the merge, so a sequence's bits never depend on the batch.
-    cp.split = cp.plan.num_chunks > 1 || opt.fixed_chunk_size > 0;
-  }
-  *out = cp;
-  return Status::success();
+// The call's plan on device `ctx` for row `row` (call_plan.hpp), with the runtime's residency of its kernels.
+inline Status call_plan(const capabilities::AttentionRow& row, const AttentionCall& call, const DeviceContext& ctx,
+                        const AttentionPlanOptions& opt, AttentionCallPlan* out) {
+  auto resident = [&](bool shallow) {
+    return attention_resident_blocks(row.kernel, call.kv_dtype, call.head_dim, shallow);
+  };
+  return plan_attention_call(row.kernel, row.contract.needs_workspace, call, ctx.facts.compute_units, opt, resident,
+                             out);
 }
 }  // namespace attn_detail
 
@@ -85,7 +49,7 @@ inline Status attention_call_plan(const AttentionParams& p, bool with_workspace,
   const capabilities::AttentionRow* row = nullptr;
   AttentionCall call;
   if (Status s = select_attention(p, with_workspace, *ctx->target.info, opt.row, &row, &call); !s.ok()) return s;
-  return attn_detail::call_plan(*row, call, p, *ctx, opt.plan, out);
+  return attn_detail::call_plan(*row, call, *ctx, opt.plan, out);
 }
 
 inline Status attention(const AttentionParams& p, void* workspace, size_t workspace_bytes, stream_t stream,
@@ -97,7 +61,7 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
   Status s = select_attention(p, workspace != nullptr, *ctx->target.info, opt.row, &row, &call, opt.explain);
   if (!s.ok()) return s;
   AttentionCallPlan cp;
-  if (s = attn_detail::call_plan(*row, call, p, *ctx, opt.plan, &cp); !s.ok()) return s;
+  if (s = attn_detail::call_plan(*row, call, *ctx, opt.plan, &cp); !s.ok()) return s;
   attn_detail::AttnArgs a = attn_detail::make_args(p);
   const int max_tile = attention_kernel_max_tile(row->kernel, p.head_dim);
   a.q_tiles = attention_q_tiles(call, max_tile);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "capabilities/targets.hpp"
+#include "dcukern/attention/call_plan.hpp"
 #include "dcukern/attention/select.hpp"
 
 using namespace dcukern;
@@ -343,4 +344,66 @@ TEST_CASE("attention: the opt-in table check reports the first bad entry") {
   bad_table[3] = 3, bad_table[2] = 6;
   s = validate_attention_tables(p, bad_table, ctx);
   CHECK(s.message().find("block_table[0, 2] = 6") != std::string::npos);
+}
+
+TEST_CASE("attention call plan: the pipelined row's ring depth and its plan (sm_90's residency, 132 CUs)") {
+  constexpr AttentionKernel kPipe = AttentionKernel::mma_split_pipeline;
+  // Resident blocks an SM as the H200 reports them: 2 for the 6-stage ring; the shallow ring 4 at head_dim
+  // 128, 2 at 256 (8-warp blocks).
+  auto call_of = [](int hq, int hkv, int d, DType kv, int batch, int64_t context) {
+    AttentionCall c{};
+    c.q_dtype = DType::bf16, c.kv_dtype = kv, c.head_dim = d, c.group = hq / hkv, c.q_tokens = 1, c.page_size = 16;
+    c.batch = batch, c.num_q_heads = hq, c.num_kv_heads = hkv, c.max_context = context, c.has_workspace = true;
+    return c;
+  };
+  auto plan_of = [](const AttentionCall& c, int64_t fixed_chunk = 0) {
+    AttentionPlanOptions opt;
+    opt.fixed_chunk_size = fixed_chunk;
+    auto resident = [&](bool shallow) { return shallow && c.head_dim <= 128 ? 4 : 2; };
+    AttentionCallPlan cp;
+    REQUIRE(plan_attention_call(kPipe, true, c, 132, opt, resident, &cp).ok());
+    return cp;
+  };
+  const DType fp8 = DType::fp8_e4m3;
+  // fp8 at head_dim 256 (24/4/256, one 8-row tile a KV head): the shallow ring where a block has <= 256 keys.
+  AttentionCallPlan cp = plan_of(call_of(24, 4, 256, fp8, 1, 512));  // 4 chunks of 128
+  CHECK(cp.shallow_ring);
+  CHECK(cp.split);
+  CHECK(cp.plan.chunk_size == 128);
+  cp = plan_of(call_of(24, 4, 256, fp8, 32, 512));  // 2 chunks of 256
+  CHECK(cp.shallow_ring);
+  CHECK(cp.plan.num_chunks == 2);
+  cp = plan_of(call_of(24, 4, 256, fp8, 1, 32768));  // 64 chunks of 512
+  CHECK_FALSE(cp.shallow_ring);
+  CHECK(cp.plan.chunk_size == 512);
+  cp = plan_of(call_of(24, 4, 256, fp8, 64, 512));  // unsplit, 512 keys a block
+  CHECK_FALSE(cp.shallow_ring);
+  CHECK_FALSE(cp.split);
+  CHECK_FALSE(plan_of(call_of(24, 4, 256, DType::bf16, 1, 512)).shallow_ring);
+  // A fixed chunk size alone decides at head_dim 256, whatever the batch and context.
+  for (int batch : {1, 64})
+    for (int64_t context : {int64_t(300), int64_t(32768)}) {
+      CHECK(plan_of(call_of(24, 4, 256, fp8, batch, context), 256).shallow_ring);
+      CHECK_FALSE(plan_of(call_of(24, 4, 256, fp8, batch, context), 1024).shallow_ring);
+    }
+  // fp8 at head_dim 128 (32/8/128): the shallow ring from two unsplit blocks a CU, its plan aimed at its
+  // residency of 4 (B = 33: 264 blocks a chunk, 2 chunks; B = 64: 512 blocks, unsplit).
+  cp = plan_of(call_of(32, 8, 128, fp8, 33, 4096));
+  CHECK(cp.shallow_ring);
+  CHECK(cp.plan.num_chunks == 2);
+  cp = plan_of(call_of(32, 8, 128, fp8, 64, 4096));
+  CHECK(cp.shallow_ring);
+  CHECK_FALSE(cp.split);
+  cp = plan_of(call_of(32, 8, 128, fp8, 8, 32768));  // 64 blocks a chunk: 4 chunks on the 6-stage ring
+  CHECK_FALSE(cp.shallow_ring);
+  CHECK(cp.plan.num_chunks == 4);
+  // Rows without a workspace: one chunk, no merge.
+  AttentionCallPlan none;
+  auto no_resident = [](bool) { return 0; };
+  REQUIRE(plan_attention_call(AttentionKernel::mma, false, call_of(32, 8, 128, fp8, 1, 32768), 132, {}, no_resident,
+                              &none)
+              .ok());
+  CHECK(none.plan.num_chunks == 1);
+  CHECK_FALSE(none.split);
+  CHECK_FALSE(none.shallow_ring);
 }
