@@ -353,58 +353,76 @@ TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with t
     }
 }
 
-TEST_CASE("attention: with a fixed chunk size a sequence's bits do not depend on the batch around it") {
-  std::mt19937_64 rng(17);
-  AttnConfig alone;
-  alone.D = 128, alone.hq = 8, alone.hkv = 2, alone.page_size = 16, alone.sinks = true;
-  alone.ctx = {5000};
-  DeviceProblem a(alone, rng);
-  AttentionPlanOptions plan;
-  plan.fixed_chunk_size = 512;
-  // The merge kernels that run (attention_sliced_merge): alone, 10 chunks of 512, the per-row one; in
-  // batches of 4 (59 chunks, fewer query rows than compute units) the sliced one; in the batch with more
-  // query rows than compute units the per-row one again.
+// One sequence alone, then the same sequence (its q, its pages' contents) at batch index `where` among
+// `batch` others (the first of them 30000 positions long), each run with `plan` on every row that covers
+// it: the sequence's o and LSE must keep their bits.
+static void check_batch_invariance(const AttnConfig& alone, int alone_ctx, const AttentionPlanOptions& plan,
+                                   std::mt19937_64& rng) {
+  AttnConfig one = alone;
+  one.ctx = {alone_ctx};
+  DeviceProblem a(one, rng);
   const dcukern::DeviceContext* dc = nullptr;
   REQUIRE(dcukern::current_device_context(&dc).ok());
-  const int large = dc->facts.compute_units / alone.hq + 2;
+  const int large = dc->facts.compute_units / one.hq + 2;
   const std::pair<int, int> placements[] = {{4, 0}, {4, 3}, {large, large - 1}};  // (batch, index)
   for (const char* id : kRows) {
-    INFO(id);
+    if (!covers(id, a.params())) continue;
+    INFO(describe(one, id) << " fixed chunk " << plan.fixed_chunk_size);
     a.poison();
     REQUIRE(run(a, id, plan).ok());
     const auto o_alone = a.o.download();
     const auto lse_alone = a.lse.download();
     for (const auto& placement : placements) {
       const int batch = placement.first, where = placement.second;  // (not a structured binding: INFO captures)
-      // The same sequence (its q, its pages' contents) placed at batch index `where` among others.
-      AttnConfig many = alone;
+      AttnConfig many = one;
       many.ctx = {30000, 0, 77, 1};
       many.ctx.resize(batch, 1);
-      many.ctx[where] = 5000;
+      many.ctx[where] = alone_ctx;
       AttnHostProblem h(many, rng);
-      const int64_t page_elems = int64_t(alone.page_size) * alone.hkv * alone.D;
-      const size_t qrow = size_t(alone.hq) * alone.D;
+      const int64_t page_bytes = int64_t(one.page_size) * one.hkv * one.D * dtype_bytes(one.kvt);
+      const size_t qrow = size_t(one.hq) * one.D;
       std::memcpy(&h.q[where * qrow], a.h.q.data(), qrow * 2);
-      for (int i = 0; i < (5000 + 15) / 16; ++i) {
+      for (int i = 0; i < (alone_ctx + one.page_size - 1) / one.page_size; ++i) {
         const int32_t src = a.h.table[i], dst = h.table[size_t(where) * h.max_pages + i];
-        std::memcpy(&h.k[dst * page_elems * 2], &a.h.k[src * page_elems * 2], page_elems * 2);
-        std::memcpy(&h.v[dst * page_elems * 2], &a.h.v[src * page_elems * 2], page_elems * 2);
+        std::memcpy(&h.k[dst * page_bytes], &a.h.k[src * page_bytes], page_bytes);
+        std::memcpy(&h.v[dst * page_bytes], &a.h.v[src * page_bytes], page_bytes);
       }
       h.sinks = a.h.sinks;
       DeviceBuffer<uint16_t> q(upload(h.q)), o(h.out_elems());
       DeviceBuffer<uint8_t> k(upload(h.k)), v(upload(h.v));
       DeviceBuffer<int32_t> table(upload(h.table)), ctx(upload(h.ctx));
       DeviceBuffer<float> lse(h.rows()), sinks(upload(h.sinks));
-      const AttentionParams p = h.params(q.get(), o.get(), k.get(), v.get(), table.get(), ctx.get(), lse.get(), nullptr, sinks.get());
-      DeviceProblem dummy(alone, rng);
+      const AttentionParams p =
+          h.params(q.get(), o.get(), k.get(), v.get(), table.get(), ctx.get(), lse.get(), nullptr, sinks.get());
+      DeviceProblem dummy(one, rng);
       REQUIRE(run(dummy, id, plan, &p).ok());
       const auto o_many = o.download();
       const auto lse_many = lse.download();
       INFO("at batch index " << where << " of " << batch);
       CHECK(std::memcmp(&o_many[where * qrow], o_alone.data(), qrow * 2) == 0);
-      CHECK(std::memcmp(&lse_many[size_t(where) * alone.hq], lse_alone.data(), alone.hq * 4) == 0);
+      CHECK(std::memcmp(&lse_many[size_t(where) * one.hq], lse_alone.data(), one.hq * 4) == 0);
     }
   }
+}
+
+TEST_CASE("attention: with a fixed chunk size a sequence's bits do not depend on the batch around it") {
+  std::mt19937_64 rng(17);
+  // The merge kernels that run (attention_sliced_merge): alone, 10 chunks of 512, the per-row one; in
+  // batches of 4 (59 chunks, fewer query rows than compute units) the sliced one; in the batch with more
+  // query rows than compute units the per-row one again.
+  AttnConfig bf16;
+  bf16.D = 128, bf16.hq = 8, bf16.hkv = 2, bf16.page_size = 16, bf16.sinks = true;
+  AttentionPlanOptions plan;
+  plan.fixed_chunk_size = 512;
+  check_batch_invariance(bf16, 5000, plan, rng);
+  // fp8 at head_dim 256, where the pipelined row's ring depth depends on the keys a block: a sequence of 200
+  // positions alone has fewer than kShallowWideMaxKeys, the batches' longest more; with a fixed chunk size
+  // of 300 the chunk size alone decides (the 6-stage ring) and the bits stay.
+  AttnConfig fp8;
+  fp8.D = 256, fp8.hq = 12, fp8.hkv = 2, fp8.page_size = 16, fp8.sinks = true;
+  fp8.kvt = DType::fp8_e4m3, fp8.k_scale = 0.05f, fp8.v_scale = 0.1f;
+  plan.fixed_chunk_size = dcukern::kShallowWideMaxKeys + 44;
+  check_batch_invariance(fp8, 200, plan, rng);
 }
 
 TEST_CASE("attention: graph capture and replay give the bits of eager runs") {
