@@ -71,10 +71,10 @@ constexpr bool attention_shallow_ring(AttentionKernel k, bool fp8_kv, int head_d
 // against the 6-stage ring's 8. It pays where a block has few keys (`keys_per_block`: the plan's chunk
 // size, or the context bound of an unsplit call), whose time is the block's fixed work (q staging, the
 // teams' merge) that twice the warps share, and costs where it has many (both warps of a team run the
-// softmax). Measured on the H200 against the 6-stage ring (24x4x256 fp8, pages 16 and 544, two builds in one
-// run; capabilities/evidence/attention-sm_90.json, ab_measured): 0.87-0.94x the time with 128-256 keys a
-// block (B = 1-32, contexts 512 and 4096), 0.97-1.01x with 512 at B 8-128 but 1.02-1.05x at B = 1 context
-// 32768 (64 chunks of 512), 1.00x from 2048 keys up.
+// softmax). Measured on the H200 against the 6-stage ring (24x4x256 fp8, pages 16 and 544;
+// capabilities/evidence/attention-sm_90.json, ab_measured and tried_and_dropped): 0.87-0.94x the time with
+// 128-256 keys a block (B = 1-32, contexts 512 and 4096); with 512, 0.97-1.01x at B 8-128 but 1.02-1.05x at
+// B = 1 context 32768 (64 chunks of 512); 0.99-1.01x with 2048-4096; 1.01-1.07x with 16K-32K.
 constexpr int64_t kShallowWideMaxKeys = 256;
 constexpr bool attention_wide_shallow_ring(AttentionKernel k, bool fp8_kv, int head_dim, int64_t keys_per_block) {
   static_assert(kShallowRingKv == DType::fp8_e4m3, "fp8_kv below stands for the shallow ring's dtype");
