@@ -121,6 +121,15 @@ struct AttnBuffers {
   double kv_bytes() const { return 2.0 * double(batch) * ctx * hd.hkv * hd.d * dtype_bytes(kvt); }
 };
 
+// "attention/32x8x128/bf16/ps16/B8/ctx4096/<row>" (+ the variant's label): the name the evidence script
+// parses.
+std::string bench_name(const Heads& h, DType kvt, int ps, int batch, int ctx, const char* row, const Variant& var) {
+  std::string s = "attention/" + std::to_string(h.hq) + "x" + std::to_string(h.hkv) + "x" + std::to_string(h.d) +
+                  "/" + dtype_name(kvt) + "/ps" + std::to_string(ps) + "/B" + std::to_string(batch) + "/ctx" +
+                  std::to_string(ctx) + "/" + row;
+  return s + var.label();
+}
+
 void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, DType kvt, const char* row,
                      Variant var) {
   Overrides::instance().force(row);
@@ -143,6 +152,7 @@ void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, 
       if (Status e = attention(b.params(c), b.ws, b.ws_bytes, s, opt); !e.ok()) fail(e.to_string().c_str());
     });
   Overrides::instance().unforce(row);
+  write_trace(bench_name(h, kvt, ps, batch, ctx, row, var), us);  // traced builds only (harness.hpp)
   st.SetIterationTime(us * 1e-6);
   const double gbs = b.kv_bytes() / us / 1e3;
   st.counters["us"] = us;
@@ -155,15 +165,6 @@ void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, 
     st.counters["shallow_ring"] = cp.shallow_ring ? 1 : 0;
   }
   st.SetLabel(row);
-}
-
-// "attention/32x8x128/bf16/ps16/B8/ctx4096/<row>" (+ the variant's label): the name the evidence script
-// parses.
-std::string bench_name(const Heads& h, DType kvt, int ps, int batch, int ctx, const char* row, const Variant& var) {
-  std::string s = "attention/" + std::to_string(h.hq) + "x" + std::to_string(h.hkv) + "x" + std::to_string(h.d) +
-                  "/" + dtype_name(kvt) + "/ps" + std::to_string(ps) + "/B" + std::to_string(batch) + "/ctx" +
-                  std::to_string(ctx) + "/" + row;
-  return s + var.label();
 }
 
 void register_all() {

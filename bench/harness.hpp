@@ -13,6 +13,7 @@
 
 #include "dcukern/platform/block.hpp"
 #include "dcukern/platform/runtime.hpp"
+#include "dcukern/platform/trace.hpp"
 #include "dcukern/platform/vec.hpp"
 
 #define BENCH_RT(expr)                                                                                      \
@@ -110,6 +111,13 @@ inline double graph_time_us(int copies, const std::function<void(stream_t, int)>
     BENCH_RT(BENCH_GPU(EventElapsedTime)(&t, a, b));
   }
   std::sort(ms.begin(), ms.end());
+#if DCUKERN_TRACE_ON
+  // A traced build (platform/trace.hpp): one more replay with the trace cleared first, so that the records
+  // the caller reads (write_trace) are those of one replay of the graph.
+  if (Status e = trace_reset(); !e.ok()) fail(e.to_string().c_str());
+  BENCH_RT(BENCH_GPU(GraphLaunch)(exec, s));
+  BENCH_RT(BENCH_GPU(StreamSynchronize)(s));
+#endif
   BENCH_RT(BENCH_GPU(EventDestroy)(a));
   BENCH_RT(BENCH_GPU(EventDestroy)(b));
   BENCH_RT(BENCH_GPU(GraphExecDestroy)(exec));
@@ -117,6 +125,29 @@ inline double graph_time_us(int copies, const std::function<void(stream_t, int)>
   BENCH_RT(BENCH_GPU(StreamDestroy)(s));
   return 1000.0 * ms[ms.size() / 2] / launches;
 }
+
+#if DCUKERN_TRACE_ON
+// A traced build: appends the last graph_time_us replay's records to the file named by DCUKERN_TRACE_OUT
+// (nothing where it is unset), after a line "CELL <name> <records> <us a call>"; each record a line
+// "grid kind block sm t0 .. t4" (bench/trace_report.py reads them).
+inline void write_trace(const std::string& name, double us) {
+  const char* path = std::getenv("DCUKERN_TRACE_OUT");
+  if (!path) return;
+  std::vector<TraceRecord> records;
+  if (Status e = trace_records(&records); !e.ok()) fail(e.to_string().c_str());
+  FILE* f = std::fopen(path, "a");
+  if (!f) fail("cannot open DCUKERN_TRACE_OUT");
+  std::fprintf(f, "CELL %s %zu %.3f\n", name.c_str(), records.size(), us);
+  for (const TraceRecord& r : records) {
+    std::fprintf(f, "%llu %u %u %u", static_cast<unsigned long long>(r.grid), r.kind, r.block, r.sm);
+    for (uint64_t t : r.t) std::fprintf(f, " %llu", static_cast<unsigned long long>(t));
+    std::fprintf(f, "\n");
+  }
+  std::fclose(f);
+}
+#else
+inline void write_trace(const std::string&, double) {}
+#endif
 
 // Streaming-read ceiling: 16-byte non-temporal loads, 4 in flight per thread, a block sum written per
 // block so that nothing can be optimised away.

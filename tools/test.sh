@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and tests every flavour: host (g++: registry, references, host tests, install + find_package),
 # CUDA (nvcc, sm_90: every device test, benchmark and example compiled; device tests run where a GPU
-# is, else report skipped), HIP (hipcc for gfx906 gfx908 gfx90a gfx940 gfx1030 gfx1100: the same
-# programs, benchmarks included, plus the ISA audit). Ends with one line: "dcukern: N passed, N failed, N skipped".
+# is, else report skipped; the attention bench once more with the phase trace compiled in), HIP (hipcc
+# for gfx906 gfx908 gfx90a gfx940 gfx1030 gfx1100: the same programs, benchmarks included, plus the ISA
+# audit). Ends with one line: "dcukern: N passed, N failed, N skipped".
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 bash "$root/tools/install_deps.sh" || exit 1
@@ -46,6 +47,14 @@ if [ -n "$nvcc" ]; then
     run_ctest "$build/cuda"
   else
     build_failed cuda
+  fi
+  step "CUDA traced attention bench (DCUKERN_TRACE: platform/trace.hpp), compiled"
+  if cmake -S "$root" -B "$build/cuda-trace" -DDCUKERN_BACKEND=cuda -DCMAKE_CUDA_COMPILER="$nvcc" \
+       -DDCUKERN_BUILD_BENCH=ON -DDCUKERN_TRACE=ON -DDCUKERN_BUILD_TESTS=OFF -DDCUKERN_BUILD_EXAMPLES=OFF >/dev/null &&
+     cmake --build "$build/cuda-trace" --target attention_bench -j "$jobs"; then
+    passed=$((passed + 1)); echo "traced attention bench: built"
+  else
+    build_failed "cuda traced attention bench"
   fi
 elif [ "${CI:-}" = true ]; then
   build_failed "cuda (no nvcc found)"

@@ -10,6 +10,7 @@
 #include "dcukern/platform/fastmath.hpp"
 #include "dcukern/platform/isa.hpp"
 #include "dcukern/platform/numeric.hpp"
+#include "dcukern/platform/trace.hpp"
 #include "dcukern/platform/warp.hpp"
 
 namespace dcukern::attn_detail {

@@ -59,7 +59,9 @@ __global__ void __launch_bounds__(kMergeThreads) attention_merge_kernel(AttnArgs
   constexpr int kPerLane = (kAttnMaxHeadDim + kWarpSize - 1) / kWarpSize;  // head elements per lane
   constexpr int kAhead = 4;                                                 // chunks in flight per wave
   __shared__ float s_o[kWaves][kAttnMaxHeadDim];
+  DCUKERN_TRACE_BLOCK(TraceKind::attention_merge);  // trace points: 0 entry, 1 released, 2 exit
   grid_dependency_wait();  // launched as a dependent of the split kernel: its partials are complete after this
+  DCUKERN_TRACE_STAMP(1);
   if (a.merge_starts_next) grid_dependents_launch();
   const int64_t row = blockIdx.x;
   const RowInfo r = row_info(a, row);
@@ -100,6 +102,7 @@ __global__ void __launch_bounds__(kMergeThreads) attention_merge_kernel(AttnArgs
     for (int w = 0; w < kWaves; ++w) o += s_o[w][d];
     write_merged<QT>(a, row, r, st, d, o);
   }
+  DCUKERN_TRACE_BLOCK_END(2);
 }
 
 constexpr int kMergeSlice = 32;                           // head elements per block of the sliced merge
@@ -129,7 +132,9 @@ __global__ void __launch_bounds__(kMergeThreads, DCUKERN_CUDA_MIN_BLOCKS(8))
   const int64_t row = blockIdx.x / slices;  // rows * slices < 2^31 (attention/launch.hpp)
   const int d = static_cast<int>(blockIdx.x % slices) * kMergeSlice + tid % kMergeSlice;
   const int first = tid / kMergeSlice;  // the thread's first chunk of a round
+  DCUKERN_TRACE_BLOCK(TraceKind::attention_merge);  // trace points: 0 entry, 1 released, 2 exit
   grid_dependency_wait();  // launched as a dependent of the split kernel: its partials are complete after this
+  DCUKERN_TRACE_STAMP(1);
   if (a.merge_starts_next) grid_dependents_launch();
   const float* lse = a.part_lse + row * nc;
   const float* part = a.part_o + row * nc * D + d;  // + c * D: chunk c's element d
@@ -165,6 +170,7 @@ __global__ void __launch_bounds__(kMergeThreads, DCUKERN_CUDA_MIN_BLOCKS(8))
     for (int lc = 0; lc < kMergeLanes; ++lc) o += s_acc[lc][tid];
     write_merged<QT>(a, row, r, st, d, o);
   }
+  DCUKERN_TRACE_BLOCK_END(2);
 }
 
 }  // namespace dcukern::attn_detail

@@ -71,11 +71,15 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
   __shared__ float s_s[kSplit > 1 ? kTeams : 1][2][kSplit][32][4];
 
   using Ring = MmaRing<KVT, kDim, kVariant>;  // (the pipeline's)
+  // Trace points (platform/trace.hpp; empty unless DCUKERN_TRACE): 0 entry, 1 released, 2 the loop's
+  // start, 3 its end (the pipeline), 4 exit.
+  DCUKERN_TRACE_BLOCK(TraceKind::attention_mma);
   // The block's coordinates and tile rows come from the arguments alone: worked out before the wait, while
   // the kernel before this one (a dependent launch) may still run.
   const TileBlock tb = tile_block(a);
   QueryTile<kMmaTile> qt(a, tb, QueryTile<kMmaTile>::RowsOnly{});  // key ranges: set_keys below
   grid_dependency_wait();  // a dependent launch (attention/launch.hpp): the kernel before may write q, tables, KV
+  DCUKERN_TRACE_STAMP(1);
   // Split calls let the merge (a dependent launch) start; it waits for this kernel's end. Unsplit calls let
   // the next kernel launch only at their end: its blocks would take SMs from this call's one wave (1-2 %
   // slower on the H200: capabilities/evidence/attention-sm_90-091deab.json, tried_and_dropped).
@@ -234,6 +238,7 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
     s_q[h][s][i % 32] = make_uint4(w[0], w[2], w[1], w[3]);  // the A operand's order: (g, hi), (g + 8, lo), ...
   }
   __syncthreads();  // s_q complete; s_qf free again
+  DCUKERN_TRACE_STAMP(2);
 
   // O^T accumulators: m-tile u holds d = Map::o_elem(g, u, 0) ([0], [1]) and Map::o_elem(g, u, 1) ([2], [3])
   // of query rows 2c ([0], [2]) and 2c + 1 ([1], [3]).
@@ -456,6 +461,7 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
     }
     cp_async_wait<0>();
     __syncthreads();  // every warp is done with its ring: s_acc takes the space
+    DCUKERN_TRACE_STAMP(3);
   } else {
     int64_t next_off = first_offset(0);
     for (int64_t base = qt.blk_lo + 16 * team; base < qt.blk_hi; base += kStride) {
@@ -485,6 +491,7 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
   }
   __syncthreads();
   finish_tile<kMmaTile, kTeams, kDim, kThreads>(a, tb, qt, s_acc, s_m, s_l, s_le, kFp8 ? a.v_scale * kFp8Rescale : 1.f);
+  DCUKERN_TRACE_BLOCK_END(4);
 #else
   unreachable_on_this_target();
 #endif
