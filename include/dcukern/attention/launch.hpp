@@ -48,12 +48,21 @@ inline AttnArgs make_args(const AttentionParams& p) {
 }
 
 // Calls f(std::integral_constant<int, kDim>{}) with the head_dim bound (64, 128 or 256) whose kernels
-// take `head_dim`: the one place the runtime head_dim picks a compiled instantiation.
+// take `head_dim`: with with_shallow_ring_dim below, the only places the runtime head_dim picks a
+// compiled instantiation.
 template <class F>
 decltype(auto) with_head_dim_bound(int head_dim, F&& f) {
   if (head_dim <= 64) return f(std::integral_constant<int, 64>{});
   if (head_dim <= 128) return f(std::integral_constant<int, 128>{});
   return f(std::integral_constant<int, 256>{});
+}
+
+// The same for the pipelined kernel's shallow ring, whose only instantiations are head_dim bounds
+// kShallowRingDim (attention_shallow_ring) and twice that (attention_wide_shallow_ring).
+template <class F>
+decltype(auto) with_shallow_ring_dim(int head_dim, F&& f) {
+  if (head_dim <= kShallowRingDim) return f(std::integral_constant<int, kShallowRingDim>{});
+  return f(std::integral_constant<int, 2 * kShallowRingDim>{});
 }
 
 // Blocks of a query-tile kernel: (query tile, KV head, chunk, sequence); 0 when over the grid limit.
@@ -158,9 +167,9 @@ inline int attention_resident_blocks(AttentionKernel kernel, DType kv, int head_
 #if DCUKERN_PLATFORM_CUDA
   if (kernel == AttentionKernel::mma_split_pipeline) {
     if (shallow)
-      return head_dim > kShallowRingDim
-                 ? mma_resident_blocks<kShallowRingKv, 2 * kShallowRingDim, MmaVariant::smem_pipeline_shallow>()
-                 : mma_resident_blocks<kShallowRingKv, kShallowRingDim, MmaVariant::smem_pipeline_shallow>();
+      return with_shallow_ring_dim(head_dim, [](auto dim) {
+        return mma_resident_blocks<kShallowRingKv, decltype(dim)::value, MmaVariant::smem_pipeline_shallow>();
+      });
     return resident_blocks_for<MmaVariant::smem_pipeline>(kv, head_dim);
   }
 #endif
@@ -179,11 +188,11 @@ Status launch_mma(const AttnArgs& a, unsigned n, const LaunchSetup& ls) {
 // at head_dim bound kShallowRingDim, attention_wide_shallow_ring at twice that).
 template <DType KVT>
 Status launch_pipeline(const AttnArgs& a, unsigned n, const LaunchSetup& ls) {
-  constexpr auto kShallow = MmaVariant::smem_pipeline_shallow;
   if constexpr (KVT == kShallowRingKv)
     if (ls.shallow)
-      return a.head_dim > kShallowRingDim ? launch_mma_dim<KVT, 2 * kShallowRingDim, kShallow>(a, n, ls)
-                                          : launch_mma_dim<KVT, kShallowRingDim, kShallow>(a, n, ls);
+      return with_shallow_ring_dim(a.head_dim, [&](auto dim) {
+        return launch_mma_dim<KVT, decltype(dim)::value, MmaVariant::smem_pipeline_shallow>(a, n, ls);
+      });
   return launch_mma<KVT, MmaVariant::smem_pipeline>(a, n, ls);
 }
 #endif
