@@ -18,7 +18,8 @@
 // by the sum of the rounded values, so P's rounding cancels in o; the LSE comes from the unrounded sum.
 // (Measured and dropped: scale on S in fp32, 4-30% slower.)
 // Softmax state is online per team of warps (base 2); the 4 teams' states merge in team order (finish_tile).
-// The prologue issues the context length, the first groups' block-table entries and the tile's q (staged
+// Before its dependent-launch wait a block asks L2 for the lines its prologue reads (prefetch_prologue_lines);
+// the prologue then issues the context length, the first groups' block-table entries and the tile's q (staged
 // in shared memory) before it waits for any, and the pipelined variants start their ring's copies before
 // they convert q; after issuing a group's loads, a warp reads the block-table entries of its next group
 // (the pipelined variants: of the group after that, a whole group of math before their use), so they
@@ -78,11 +79,15 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
   // the kernel before this one (a dependent launch) may still run.
   const TileBlock tb = tile_block(a);
   QueryTile<kMmaTile> qt(a, tb, QueryTile<kMmaTile>::RowsOnly{});  // key ranges: set_keys below
+  // The prologue's lines into L2 while the kernel before still runs: the table entries of the first groups
+  // (the ring's stages) and q.
+  prefetch_prologue_lines<kMmaTile, kThreads>(a, tb, qt, int64_t(kPipeline ? Ring::kStages : 1) * 16 * kTeams);
   grid_dependency_wait();  // a dependent launch (attention/launch.hpp): the kernel before may write q, tables, KV
   DCUKERN_TRACE_STAMP(1);
   // Split calls let the merge (a dependent launch) start; it waits for this kernel's end. Unsplit calls let
-  // the next kernel launch only at their end: its blocks would take SMs from this call's one wave (1-2 %
-  // slower on the H200: capabilities/evidence/attention-sm_90-091deab.json, tried_and_dropped).
+  // the next kernel launch only once every block is past its keys (below): from their start its blocks
+  // would take SMs from this call's one wave (1-2 % slower on the H200:
+  // capabilities/evidence/attention-sm_90-091deab.json, tried_and_dropped).
   if (a.part_o) grid_dependents_launch();
   // (Unsigned index arithmetic: the compiler then knows the results' ranges, e.g. that q row i / kDim below
   // is a compile-time constant, where signed % and / leave it a runtime value with sign fix-ups.)
@@ -462,6 +467,10 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
     cp_async_wait<0>();
     __syncthreads();  // every warp is done with its ring: s_acc takes the space
     DCUKERN_TRACE_STAMP(3);
+    // Unsplit calls let the next kernel launch once every block is past its keys: its blocks take the SMs
+    // that the first finished blocks leave and wait for this kernel's end (a block's epilogue is about
+    // 2 us on the H200), instead of launching after it.
+    if (!a.part_o) grid_dependents_launch();
   } else {
     int64_t next_off = first_offset(0);
     for (int64_t base = qt.blk_lo + 16 * team; base < qt.blk_hi; base += kStride) {

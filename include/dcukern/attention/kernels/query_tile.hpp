@@ -115,6 +115,42 @@ __device__ __forceinline__ float tile_q(const AttnArgs& a, int b, int t, int h, 
   return q_value(a, tile_q_bits(a, b, t, h, d));
 }
 
+// Before a dependent launch's wait (the kernel before may still run): asks L2 for the lines a tile kernel's
+// prologue reads first, so that its loads after the wait hit L2: the sequence's context length, the
+// block-table entries of the chunk's first `keys` positions and the tile's q rows. A hint
+// (prefetch_l2): a line fetched before the wait still shows what the kernel before writes. Every address
+// lies in its array (steps of a line from the first byte, the last clamped to the last byte); one line a
+// thread. kThreads: the block's threads.
+template <int kTile, int kThreads>
+__device__ __forceinline__ void prefetch_prologue_lines(const AttnArgs& a, const TileBlock& tb,
+                                                        const QueryTile<kTile>& qt, int64_t keys) {
+  constexpr int kLine = 128;
+  const int tid = static_cast<int>(threadIdx.x);
+  // Lines [0, n) of the `bytes` bytes from p: job i < n.
+  auto lines = [](int64_t bytes) { return static_cast<int>((bytes - 1) / kLine) + 1; };
+  auto line_of = [](const void* p, int64_t bytes, int i) {
+    const int64_t at = int64_t(i) * kLine < bytes - 1 ? int64_t(i) * kLine : bytes - 1;
+    return static_cast<const char*>(p) + at;
+  };
+  if (tid == 0) prefetch_l2(a.context_lens + tb.b);
+  const int64_t first = QueryTile<kTile>::first_key(a, tb);
+  if (first < a.capacity) {
+    const int64_t last = (first + keys < a.capacity ? first + keys : a.capacity) - 1;
+    const uint32_t e0 = page_slot(a, static_cast<int>(first)).entry, e1 = page_slot(a, static_cast<int>(last)).entry;
+    const int32_t* entry = a.block_table + tb.b * a.bt_stride + e0;
+    const int64_t bytes = int64_t(e1 - e0 + 1) * sizeof(int32_t);
+    for (int i = tid; i < lines(bytes); i += kThreads) prefetch_l2(line_of(entry, bytes, i));
+  }
+  const int64_t row_bytes = int64_t(a.head_dim) * sizeof(uint16_t);
+  const int row_lines = lines(row_bytes);
+  for (int i = tid; i < qt.rows * row_lines; i += kThreads) {
+    int t, h;
+    qt.token_head(i / row_lines, t, h);
+    const uint16_t* q = a.q + int64_t(tb.b) * a.q_bs + int64_t(t) * a.q_ts + int64_t(h) * a.q_hs;
+    prefetch_l2(line_of(q, row_bytes, i % row_lines));
+  }
+}
+
 // What q is multiplied by before the dot products: the dot is then the logit in base-2 units (no soft
 // cap) or the pre-cap logit in natural units. k_scale: the fp8 K scale times kFp8Rescale, or 1.
 __device__ __forceinline__ float q_prescale(const AttnArgs& a, float k_scale) {
