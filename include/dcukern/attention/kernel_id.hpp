@@ -58,7 +58,7 @@ constexpr int kShallowRingDim = 128;
 // compute unit. Measured on the H200 against the 6-stage ring (capabilities/evidence/attention-sm_90-3f69d98.json,
 // 32x8x128 fp8): 0.74-0.95x the time at B = 64 and 128 (512 and 1024 items), but 1.04-1.38x at B = 32 (256
 // items) with context <= 4096 and 1.06x at B = 1, where the one-wave plan cuts twice as many chunks.
-// (Measured since and not kept, capabilities/evidence/attention-sm_90.json: split calls too where the
+// (Measured since and not kept, capabilities/evidence/attention-sm_90-ebf05e5.json: split calls too where the
 // shallow ring's plan cuts chunks of >= 4096 positions, 0.99-1.01x.)
 constexpr bool attention_shallow_ring(AttentionKernel k, bool fp8_kv, int head_dim, int64_t items, int compute_units) {
   static_assert(kShallowRingKv == DType::fp8_e4m3, "fp8_kv below stands for the shallow ring's dtype");
@@ -72,7 +72,7 @@ constexpr bool attention_shallow_ring(AttentionKernel k, bool fp8_kv, int head_d
 // size, or the context bound of an unsplit call), whose time is the block's fixed work (q staging, the
 // teams' merge) that twice the warps share, and costs where it has many (both warps of a team run the
 // softmax). Measured on the H200 against the 6-stage ring (24x4x256 fp8, pages 16 and 544;
-// capabilities/evidence/attention-sm_90.json, ab_measured and tried_and_dropped): 0.87-0.94x the time with
+// capabilities/evidence/attention-sm_90-ebf05e5.json, ab_measured and tried_and_dropped): 0.87-0.94x the time with
 // 128-256 keys a block (B = 1-32, contexts 512 and 4096); with 512, 0.97-1.01x at B 8-128 but 1.02-1.05x at
 // B = 1 context 32768 (64 chunks of 512); 0.99-1.01x with 2048-4096; 1.01-1.07x with 16K-32K.
 constexpr int64_t kShallowWideMaxKeys = 256;
