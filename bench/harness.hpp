@@ -129,7 +129,7 @@ inline double graph_time_us(int copies, const std::function<void(stream_t, int)>
 #if DCUKERN_TRACE_ON
 // A traced build: appends the last graph_time_us replay's records to the file named by DCUKERN_TRACE_OUT
 // (nothing where it is unset), after a line "CELL <name> <records> <us a call>"; each record a line
-// "grid kind block sm t0 .. t4" (bench/trace_report.py reads them).
+// "grid kind block sm t0 .. t6" (the kTracePoints stamps; bench/trace_report.py reads them).
 inline void write_trace(const std::string& name, double us) {
   const char* path = std::getenv("DCUKERN_TRACE_OUT");
   if (!path) return;

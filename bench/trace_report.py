@@ -8,10 +8,12 @@
 The records (platform/trace.hpp, harness.hpp write_trace) are one replay of a cell's graph of calls.
 Launches are grouped by %gridid and ordered by their first stamp. Per call, in microseconds:
   release        the split kernel's first block released after the previous kernel's last exit
-  prologue       after the release to the loop's start (median over blocks)
+  prologue       after the release to the loop's start (median over blocks); issue: to the first ring
+                 stages issued (the pipelined kernels)
   loop_p50/max   the loop (median block, slowest block); loop_alone / loop_shared: the median over blocks
                  alone on their SM and over blocks sharing one (where both occur)
-  epilogue       the loop's end to the block's exit (median over blocks)
+  epilogue       the loop's end to the block's exit (median over blocks); finish: finish_tile's start to
+                 the exit
   split_kernel   its first release to its last exit
   merge_release  the split kernel's last exit to the merge's first release; merge: from there to its last exit
 Each value printed is the median over the replay's calls, the first two and the last left out.
@@ -53,6 +55,8 @@ def call_phases(cell):
             if prev_end is not None:
                 phases["release"].append(released - prev_end)
             phases["prologue"].append(statistics.median(b["t"][2] - b["t"][1] for b in blocks))
+            if all(b["t"][5] for b in blocks):
+                phases["issue"].append(statistics.median(b["t"][5] - b["t"][1] for b in blocks))
             if all(b["t"][3] for b in blocks):  # the pipelined kernels stamp the loop's end
                 loop = [b["t"][3] - b["t"][2] for b in blocks]
                 phases["loop_p50"].append(quantile(loop, 0.5))
@@ -64,6 +68,7 @@ def call_phases(cell):
                     phases["loop_alone"].append(statistics.median(alone))
                     phases["loop_shared"].append(statistics.median(shared))
                 phases["epilogue"].append(statistics.median(b["t"][4] - b["t"][3] for b in blocks))
+            phases["finish"].append(statistics.median(b["t"][4] - b["t"][6] for b in blocks))
             prev_end = max(b["t"][4] for b in blocks)
             phases["split_kernel"].append(prev_end - released)
         else:

@@ -24,7 +24,7 @@
 
 namespace dcukern {
 
-constexpr int kTracePoints = 5;
+constexpr int kTracePoints = 7;
 constexpr uint32_t kTraceCapacity = 1u << 19;
 enum class TraceKind : uint32_t { attention_mma = 0, attention_merge = 1 };
 

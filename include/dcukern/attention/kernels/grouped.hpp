@@ -22,7 +22,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_grouped_kernel(AttnArg
   constexpr int kUnroll = kTile >= 8 ? 2 : 4;
   constexpr bool kFp8 = KVT == DType::fp8_e4m3;
   static_assert(kLanesPerKey <= kWarpSize && kAttnThreads % kLanesPerKey == 0, "a key's lanes sit in one wave");
-  __shared__ float s_acc[kSlots][kTile][kDim];
+  __shared__ __align__(16) float s_acc[kSlots][kTile][kDim];  // (finish_tile reads it in 16-byte pieces)
   __shared__ float s_m[kTile][kSlots], s_l[kTile][kSlots];
 
   grid_dependents_launch();  // split: the merge (a dependent launch) may start

@@ -57,7 +57,7 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
   constexpr int kWarpDim = kDim / kSplit;  // head elements a warp holds
   using Map = MmaHeadMap<kWarpDim, kPipeline || kMmaSectorMap<KVT, kDim>>;
   constexpr int kSteps = Map::kSteps, kKVecs = Map::kKVecs, kVVecs = Map::kVVecs;
-  __shared__ float s_acc_own[kPipeline ? 1 : kTeams][kMmaTile][kDim];
+  __shared__ __align__(16) float s_acc_own[kPipeline ? 1 : kTeams][kMmaTile][kDim];  // (16 bytes: finish_tile)
   // The pipeline's rings, then its s_acc. 128-byte aligned: a ring at a 16-byte but not 128-byte aligned
   // offset (the static arrays' size decides it) ran 1.13-1.24x slower on the H200.
   extern __shared__ __align__(128) unsigned char s_dynamic[];
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
 
   using Ring = MmaRing<KVT, kDim, kVariant>;  // (the pipeline's)
   // Trace points (platform/trace.hpp; empty unless DCUKERN_TRACE): 0 entry, 1 released, 2 the loop's
-  // start, 3 its end (the pipeline), 4 exit.
+  // start, 3 its end (the pipeline), 4 exit; 5 the first ring stages issued (the pipeline), 6 finish_tile's start.
   DCUKERN_TRACE_BLOCK(TraceKind::attention_mma);
   // The block's coordinates and tile rows come from the arguments alone: worked out before the wait, while
   // the kernel before this one (a dependent launch) may still run.
@@ -208,6 +208,7 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
         cp_async_commit();
         ahead += kStride;
       }
+      DCUKERN_TRACE_STAMP(5);
     }
     const float qs = q_prescale(a, kFp8 ? a.k_scale : 1.f);  // kFp8Rescale goes on S (f16 q keeps its range)
 #pragma unroll
@@ -499,6 +500,7 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
     s_acc[team][2 * c + 1][d + 1] = o[u][3];
   }
   __syncthreads();
+  DCUKERN_TRACE_STAMP(6);
   finish_tile<kMmaTile, kTeams, kDim, kThreads>(a, tb, qt, s_acc, s_m, s_l, s_le, kFp8 ? a.v_scale * kFp8Rescale : 1.f);
   DCUKERN_TRACE_BLOCK_END(4);
 #else
