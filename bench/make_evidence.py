@@ -27,21 +27,21 @@ def main():
         _, shape, dtype, n, impl = b["run_name"].split("/")[:5]
         m, k = SHAPES[shape]
         results.append({"shape": shape, "m": m, "k": k, "dtype": dtype, "n": int(n[1:]), "impl": impl,
-                        "row": b.get("label", impl), "us": round(b["us"], 2), "GBps": round(b["GBps"], 1),
-                        "pct_read_bw": round(b["pct_read_bw"], 1), "vs_cublas": round(b["vs_cublas"], 3)})
+                        "row": b.get("label", impl), "us": b["us"], "GBps": b["GBps"],
+                        "pct_read_bw": b["pct_read_bw"], "vs_cublas": b["vs_cublas"]})  # (rounded on output)
     checks = []
     for r in results:
         if r["impl"] != "auto":
             continue
         where = "%s %s N=%d" % (r["shape"], r["dtype"], r["n"])
-        checks.append({"requirement": ">= 1.0x cuBLAS", "where": where, "value": r["vs_cublas"],
+        checks.append({"requirement": ">= 1.0x cuBLAS", "where": where, "value": round(r["vs_cublas"], 4),
                        "met": r["vs_cublas"] >= 1.0})
         if r["n"] == 1:
             checks.append({"requirement": ">= 90% of measured read bandwidth at N=1", "where": where,
-                           "value": r["pct_read_bw"], "met": r["pct_read_bw"] >= 90.0})
+                           "value": round(r["pct_read_bw"], 2), "met": r["pct_read_bw"] >= 90.0})
             if r["shape"] in ("qkv", "o", "down"):
                 checks.append({"requirement": ">= 1.15x cuBLAS at N=1 on qkv, o, down", "where": where,
-                               "value": r["vs_cublas"], "met": r["vs_cublas"] >= 1.15})
+                               "value": round(r["vs_cublas"], 4), "met": r["vs_cublas"] >= 1.15})
     ctx = raw["context"]
     out = {
         "op": "gemv", "target": args.target, "device": ctx.get("device"), "commit": args.commit,
@@ -51,7 +51,9 @@ def main():
                   "from a 16-byte non-temporal streaming-read kernel over 4 GiB in the same run; cuBLAS = "
                   "cublasGemmEx, fp32 compute, default algorithm, same buffers",
         "summary": {"checks": len(checks), "met": sum(c["met"] for c in checks)},
-        "checks": checks, "results": results,
+        "checks": checks,
+        "results": [dict(r, us=round(r["us"], 2), GBps=round(r["GBps"], 1), pct_read_bw=round(r["pct_read_bw"], 1),
+                         vs_cublas=round(r["vs_cublas"], 3)) for r in results],
     }
     print(json.dumps(out, indent=1))
 

@@ -37,14 +37,15 @@ def main():
             continue
         _, dtype, v, batch, k, p, impl = b["run_name"].split("/")[:7]
         r = {"dtype": dtype, "V": int(v[1:]), "B": int(batch[1:]), "k": int(k[1:]), "p": int(p[1:]) / 100.0,
-             "impl": impl, "row": b.get("label", impl), "us": round(b["us"], 2), "GBps": round(b["GBps"], 1),
-             "pct_read_bw": round(b["pct_read_bw"], 2), "reads": round(b["reads"], 2)}
-        results.append(r)
+             "impl": impl, "row": b.get("label", impl), "us": b["us"], "GBps": b["GBps"],
+             "pct_read_bw": b["pct_read_bw"], "reads": b["reads"]}  # (unrounded for the checks)
+        results.append(dict(r, us=round(r["us"], 2), GBps=round(r["GBps"], 1), pct_read_bw=round(r["pct_read_bw"], 2),
+                            reads=round(r["reads"], 2)))
         what, met = requirement(r["B"])
         if impl == "auto" and what:
             where = "%s V=%d B=%d k=%d p=%.2f" % (dtype, r["V"], r["B"], r["k"], r["p"])
             checks.append({"requirement": what, "where": where, "row": r["row"],
-                           "value": r["us"] if r["B"] == 1 else r["reads"], "met": bool(met(r))})
+                           "value": round(r["us"] if r["B"] == 1 else r["reads"], 3), "met": bool(met(r))})
     ctx = raw["context"]
     out = {
         "op": "sampling (issue 5): top-k + top-p, temperature 1", "target": args.target,
