@@ -4,12 +4,12 @@
 // per-row rows, which accept every valid call.
 //
 // Evidence (kEvidence): every row passed tests/device/attention_device_test.cu on the H200 at 44d1289, 9f65660,
-// 5efb943, aa01663, 8820378, e27175a, 091deab, 794956c, cb8d9ba and 0f69a9e (11 cases; compute-sanitizer memcheck
-// clean; at e2856b0 and 3f69d98 the 6 cases whose names hold a comma did not run:
+// 5efb943, aa01663, 8820378, e27175a, 091deab, 794956c, cb8d9ba, 0f69a9e and 7911277 (11 cases; compute-sanitizer
+// memcheck clean; at e2856b0 and 3f69d98 the 6 cases whose names hold a comma did not run:
 // capabilities/evidence/attention-sm_90-5efb943.json, device_tests); capabilities/evidence/attention-sm_90.json
-// holds the benchmark of .smem_pipeline at 0f69a9e (attention-sm_90-ebf05e5.json, -794956c.json, -091deab.json,
-// -e27175a.json, -8820378.json, -0bbd077.json, -5efb943.json, -3f69d98.json, -e2856b0.json and -9f65660.json: at
-// those commits), attention-sm_90-44d1289.json that of the three split rows at 44d1289
+// holds the benchmark of .smem_pipeline at 7911277 (attention-sm_90-0f69a9e.json, -ebf05e5.json, -794956c.json,
+// -091deab.json, -e27175a.json, -8820378.json, -0bbd077.json, -5efb943.json, -3f69d98.json, -e2856b0.json and
+// -9f65660.json: at those commits), attention-sm_90-44d1289.json that of the three split rows at 44d1289
 // (attention-sm_90-a2a578e.json: the earlier run of the register-path rows). The rows but .smem_pipeline also
 // passed dcukern-audit's smoke run there at a2a578e, .smem_pipeline (forced) at 090f016. AMD / Hygon: the portable
 // rows compile for every target (ISA audit); none has run on that hardware.
@@ -28,7 +28,7 @@ constexpr DTypeMask kHalfs = dtypes(DType::f16, DType::bf16);
 constexpr DTypeMask kKv = dtypes(DType::f16, DType::bf16, DType::fp8_e4m3);
 constexpr const char* kEvidence =
     "tests/device/attention_device_test.cu (sm_90, H200, 44d1289, 9f65660, 5efb943, 8820378, e27175a, 091deab, "
-    "794956c, cb8d9ba, 0f69a9e); "
+    "794956c, cb8d9ba, 0f69a9e, 7911277); "
     "capabilities/evidence/attention-sm_90.json; "
     "AMD / Hygon: compile only (portable HIP, no target instruction)";
 constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
