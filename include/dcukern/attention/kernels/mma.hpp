@@ -72,6 +72,10 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
   __shared__ float s_s[kSplit > 1 ? kTeams : 1][2][kSplit][32][4];
 
   using Ring = MmaRing<KVT, kDim, kVariant>;  // (the pipeline's)
+  // Warps take groups of 16 keys in turn. (Measured and dropped: two groups per warp step for fp8, as many
+  // bytes in flight as bf16's one, 165-234 registers: 0.99-1.50x the time where B x context >= 128K.)
+  constexpr int64_t kStride = 16 * kTeams;
+  constexpr int kFirstGroups = kPipeline ? Ring::kStages : 1;  // a warp's groups the prologue reads entries of
   // Trace points (platform/trace.hpp; empty unless DCUKERN_TRACE): 0 entry, 1 released, 2 the loop's
   // start, 3 its end (the pipeline), 4 exit; 5 the first ring stages issued (the pipeline), 6 finish_tile's start.
   DCUKERN_TRACE_BLOCK(TraceKind::attention_mma);
@@ -81,7 +85,7 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
   QueryTile<kMmaTile> qt(a, tb, QueryTile<kMmaTile>::RowsOnly{});  // key ranges: set_keys below
   // The prologue's lines into L2 while the kernel before still runs: the table entries of the first groups
   // (the ring's stages) and q.
-  prefetch_prologue_lines<kMmaTile, kThreads>(a, tb, qt, int64_t(kPipeline ? Ring::kStages : 1) * 16 * kTeams);
+  prefetch_prologue_lines<kMmaTile, kThreads>(a, tb, qt, kFirstGroups * kStride);
   grid_dependency_wait();  // a dependent launch (attention/launch.hpp): the kernel before may write q, tables, KV
   DCUKERN_TRACE_STAMP(1);
   // Split calls let the merge (a dependent launch) start; it waits for this kernel's end. Unsplit calls let
@@ -94,9 +98,6 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
   const int lane = static_cast<int>(threadIdx.x % 32u), warp = static_cast<int>(threadIdx.x / 32u);
   const int team = warp / kSplit, half = warp % kSplit;  // the team's warps share key groups
   const int g = lane / 4, c = lane % 4;
-  // Warps take groups of 16 keys in turn. (Measured and dropped: two groups per warp step for fp8, as many
-  // bytes in flight as bf16's one, 165-234 registers: 0.99-1.50x the time where B x context >= 128K.)
-  constexpr int64_t kStride = 16 * kTeams;
   // Lane i: the block-table entry of key base + i % 16 (0 past the table), and the pool offset of that key
   // from its entry (-1 past the block's keys).
   const int32_t* table_row = a.block_table + tb.b * a.bt_stride;
@@ -117,7 +118,6 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
   // length, the block-table entries of the warp's first groups (as many as the ring has stages) counted
   // from the chunk's first position (the block's first key unless a sliding window cuts the chunk; they
   // are read again then), and the tile's q.
-  constexpr int kFirstGroups = kPipeline ? Ring::kStages : 1;
   const int64_t context_len = a.context_lens[tb.b];
   const int64_t first = QueryTile<kMmaTile>::first_key(a, tb) + 16 * team;
   int32_t first_entries[kFirstGroups];

@@ -102,10 +102,14 @@ struct QueryTile {
   }
 };
 
+// Sequence b's q row of token t, head h.
+__device__ __forceinline__ const uint16_t* tile_q_row(const AttnArgs& a, int b, int t, int h) {
+  return a.q + int64_t(b) * a.q_bs + int64_t(t) * a.q_ts + int64_t(h) * a.q_hs;
+}
 // The bits of q element d of token t, head h (a kernel that loads several issues them all before it
 // converts any: q_value).
 __device__ __forceinline__ uint16_t tile_q_bits(const AttnArgs& a, int b, int t, int h, int d) {
-  return (a.q + int64_t(b) * a.q_bs + int64_t(t) * a.q_ts + int64_t(h) * a.q_hs)[d];
+  return tile_q_row(a, b, t, h)[d];
 }
 __device__ __forceinline__ float q_value(const AttnArgs& a, uint16_t bits) {
   return a.q_is_bf16 ? bf16_to_float(bits) : f16_to_float(bits);
@@ -146,8 +150,7 @@ __device__ __forceinline__ void prefetch_prologue_lines(const AttnArgs& a, const
   for (int i = tid; i < qt.rows * row_lines; i += kThreads) {
     int t, h;
     qt.token_head(i / row_lines, t, h);
-    const uint16_t* q = a.q + int64_t(tb.b) * a.q_bs + int64_t(t) * a.q_ts + int64_t(h) * a.q_hs;
-    prefetch_l2(line_of(q, row_bytes, i % row_lines));
+    prefetch_l2(line_of(tile_q_row(a, tb.b, t, h), row_bytes, i % row_lines));
   }
 }
 
