@@ -44,6 +44,11 @@ def quantile(xs, p):
     return xs[min(len(xs) - 1, int(p * len(xs)))]
 
 
+def stamped(blocks, point):
+    """Every block stamped the point (records from a build with fewer points have none)."""
+    return all(point < len(b["t"]) and b["t"][point] for b in blocks)
+
+
 def call_phases(cell):
     launches = collections.defaultdict(list)
     for r in cell["records"]:
@@ -55,9 +60,9 @@ def call_phases(cell):
             if prev_end is not None:
                 phases["release"].append(released - prev_end)
             phases["prologue"].append(statistics.median(b["t"][2] - b["t"][1] for b in blocks))
-            if all(b["t"][5] for b in blocks):
+            if stamped(blocks, 5):
                 phases["issue"].append(statistics.median(b["t"][5] - b["t"][1] for b in blocks))
-            if all(b["t"][3] for b in blocks):  # the pipelined kernels stamp the loop's end
+            if stamped(blocks, 3):  # the pipelined kernels stamp the loop's end
                 loop = [b["t"][3] - b["t"][2] for b in blocks]
                 phases["loop_p50"].append(quantile(loop, 0.5))
                 phases["loop_max"].append(max(loop))
@@ -68,7 +73,8 @@ def call_phases(cell):
                     phases["loop_alone"].append(statistics.median(alone))
                     phases["loop_shared"].append(statistics.median(shared))
                 phases["epilogue"].append(statistics.median(b["t"][4] - b["t"][3] for b in blocks))
-            phases["finish"].append(statistics.median(b["t"][4] - b["t"][6] for b in blocks))
+            if stamped(blocks, 6):
+                phases["finish"].append(statistics.median(b["t"][4] - b["t"][6] for b in blocks))
             prev_end = max(b["t"][4] for b in blocks)
             phases["split_kernel"].append(prev_end - released)
         else:
