@@ -29,9 +29,24 @@ constexpr const char* kSplitEvidence =
 constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
     "capabilities/evidence/sampling-sm_90.json; AMD: compile only";
+
+// Batches from kStreamBatchMin rows take the stream row.
+constexpr int64_t kStreamBatchMin = 1;
+constexpr SamplingContract streamed() {
+  SamplingContract c = split(vectorised());
+  c.batch_min = kStreamBatchMin;
+  return c;
+}
 }  // namespace sampling_rows
 
 inline constexpr SamplingRow kSamplingRows[] = {
+    {"sampling.stream.vec",
+     "one block per row streams the row's tiles (bf16: 32768 elements, fp16 16384, fp32 16384) through two "
+     "register buffers, 16-byte loads: top-k rows list their elements at or above a value-bin threshold from "
+     "an eighth of the row into shared memory as the tiles land, then draw (the logits read once, no second "
+     "kernel); other rows, or lists whose count misses [k, 2048]: the one-block algorithm there",
+     0, nullptr, sampling_rows::streamed(), sampling_rows::kSplitSemantics, nullptr, "sampling.split.vec",
+     SamplingKernel::stream_vec, "sampling_stream_kernel<"},
     {"sampling.split.vec",
      "top-k rows: one block per tile of the row (8192 elements; from 32 rows bf16 32768, fp16 16384, fp32 "
      "16384 up to 63; bf16 32768 below 32 rows where a row is then a cluster of 2-8 tiles), "

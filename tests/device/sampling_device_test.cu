@@ -9,7 +9,7 @@
 //    advances the device offset; a rejected call writes nothing.
 //  - every case runs the row automatic selection picks without a workspace (a one-block row) and the
 //    split row pinned (sampling.split.vec where the shape allows 16-byte loads, else sampling.split),
-//    with a workspace.
+//    with a workspace; most cases also the stream row (sampling.stream.vec) where 16-byte loads fit.
 // DCUKERN_TEST_QUICK=1 (compute-sanitizer runs): few draws, only the hard checks.
 #include <algorithm>
 #include <cmath>
@@ -82,6 +82,16 @@ const char* split_row(const Batch& lb) {
   return (lb.v * eb) % 16 == 0 && (lb.ld * eb) % 16 == 0 ? "sampling.split.vec" : "sampling.split";
 }
 const char* const kAutoRow = nullptr;  // automatic selection without a workspace: a one-block row
+// The stream row where the batch's shape allows 16-byte loads, else nullptr.
+const char* stream_row(const Batch& lb) {
+  return std::string(split_row(lb)) == "sampling.split.vec" ? "sampling.stream.vec" : nullptr;
+}
+// The rows that take a workspace and serve the batch's shape: the split row, and the stream row.
+std::vector<const char*> workspace_rows(const Batch& lb) {
+  std::vector<const char*> rows{split_row(lb)};
+  if (const char* r = stream_row(lb)) rows.push_back(r);
+  return rows;
+}
 
 // A workspace for calls of the batch's shape. sample() pins `row` and passes the workspace; kAutoRow:
 // automatic selection without the workspace. A pinned split row is forced for the call, so that it
@@ -100,7 +110,8 @@ struct Workspace {
   }
   Status sample(const SamplingParams& p, stream_t stream, const char* row) {
     if (!row) return dcukern::sample(p, stream);
-    const bool force = std::string(row).rfind("sampling.split", 0) == 0;
+    const std::string id(row);
+    const bool force = id.rfind("sampling.split", 0) == 0 || id.rfind("sampling.stream", 0) == 0;
     if (force) Overrides::instance().force(row);
     const Status s = dcukern::sample(p, d.get(), d.size(), stream, SamplingOptions{row});
     if (force) Overrides::instance().unforce(row);
@@ -232,7 +243,7 @@ TEST_CASE("small vocabularies: draws follow the exact filtered distribution unde
       }
       const Batch lb(cs.dt, logits_for(cs.dt, cs.v, 2.0, rp, 100 + n), quick_mode() ? 64 : 1024);
       check_distribution(lb, rp);
-      check_distribution(lb, rp, split_row(lb));
+      for (const char* row : workspace_rows(lb)) check_distribution(lb, rp, row);
       if (rp.top_k >= 2 && rp.top_k <= 128) {  // small batches: the tiles' own cuts (split_local_top_k)
         const Batch small(cs.dt, lb.row, quick_mode() ? 8 : 32);
         check_distribution(small, rp, split_row(small));
@@ -268,11 +279,11 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
     return r;
   };
   const Batch c32(DType::f32, conc, b);
-  for (const char* row : {kAutoRow, split_row(c32)})
+  for (const char* row : {kAutoRow, split_row(c32), stream_row(c32)})
     for (const auto& r : {rp(0, 1.0, 0.0), rp(50, 0.9, 0.0), rp(0, 0.95, 0.0), rp(1000, 0.95, 0.01)})
       check_distribution(c32, away_from_edges(c32.row, r), row);
   const Batch f16(DType::bf16, flat, b);
-  for (const char* row : {kAutoRow, split_row(f16)})
+  for (const char* row : {kAutoRow, split_row(f16), stream_row(f16)})
     for (const auto& r : {rp(0, 0.95, 0.0), rp(1000, 0.8, 0.0), rp(0, 1.0, 0.9), rp(20, 0.95, 0.0)})
       check_distribution(f16, away_from_edges(f16.row, r), row);
   // Small batches: rows of small k take their tiles' own cuts (split_local_top_k).
@@ -307,7 +318,7 @@ TEST_CASE("split rows: a tile with more candidates than its list holds, so the l
     const Batch lb(dt, row, quick_mode() ? 64 : 1024);
     for (double top_p : {1.0, 0.9}) {
       rp.top_p = top_p;
-      check_distribution(lb, away_from_edges(lb.row, rp), split_row(lb));
+      for (const char* row : workspace_rows(lb)) check_distribution(lb, away_from_edges(lb.row, rp), row);
     }
   }
 }
@@ -336,7 +347,7 @@ TEST_CASE("split rows: a sample that misleads the threshold makes the row fall b
       ref::SamplingRowParams rp;
       rp.top_k = c.k;
       rp.top_p = c.top_p;
-      check_distribution(lb, away_from_edges(lb.row, rp), split_row(lb));
+      for (const char* row : workspace_rows(lb)) check_distribution(lb, away_from_edges(lb.row, rp), row);
     }
 }
 
@@ -372,7 +383,7 @@ TEST_CASE("split rows of small top_k: each tile's own cut holds the row's top k,
       rp.top_k = c.k;
       rp.temperature = c.temperature;
       rp.top_p = c.top_p;
-      check_distribution(lb, away_from_edges(lb.row, rp), split_row(lb));
+      for (const char* row : workspace_rows(lb)) check_distribution(lb, away_from_edges(lb.row, rp), row);
     }
 }
 
@@ -407,7 +418,8 @@ TEST_CASE("split rows: one workspace serves calls of different B and V in turn")
     SamplingParams p = make_params(*lb, tok.get(), rp);
     p.seed = 3;
     p.offset = uint64_t(call++);
-    REQUIRE(ws.sample(p, nullptr, split_row(*lb)).ok());
+    const char* row = call % 2 && stream_row(*lb) ? stream_row(*lb) : split_row(*lb);
+    REQUIRE(ws.sample(p, nullptr, row).ok());
     test::device_synchronize();
     INFO("call " << call << ": B = " << lb->b << ", V = " << lb->v);
     for (const int32_t t : tok.download()) CHECK(std::find(order.begin(), order.begin() + 5, int64_t(t)) != order.begin() + 5);
@@ -440,9 +452,12 @@ TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid ro
       std::stable_sort(top20.begin(), top20.end(), [&](int64_t x, int64_t y) { return lb.row[x] > lb.row[y]; });
       top20.resize(20);
       // Modes 0-3: greedy (temperature 0, then top_k 1), automatic row then the split row; mode 4: top_k
-      // 20 on the split row (its fast path: threshold, lists, the draw).
-      for (int mode = 0; mode < 5; ++mode) {
-        const char* row = mode < 2 ? kAutoRow : split_row(lb);
+      // 20 on the split row (its fast path: threshold, lists, the draw); modes 5-7: modes 2-4 on the
+      // stream row, where the shape allows it.
+      for (int m = 0; m < 8; ++m) {
+        const char* row = m < 2 ? kAutoRow : m < 5 ? split_row(lb) : stream_row(lb);
+        if (!row && m >= 5) continue;
+        const int mode = m < 5 ? m : m - 3;
         ref::SamplingRowParams rp;
         rp.temperature = mode % 2 == 0 && mode < 4 ? 0.0 : 1.0;
         rp.top_k = mode == 4 ? 20 : mode % 2 == 0 ? 0 : 1;
@@ -483,7 +498,7 @@ TEST_CASE("-0 and +0 are equal logits: they tie and the lower index comes first"
       Batch lb(dt, l, b);
       DeviceBuffer<int32_t> tok(b);
       Workspace ws(workspace_bytes(lb));
-      for (const char* row : {kAutoRow, split_row(lb)})
+      for (const char* row : {kAutoRow, split_row(lb), stream_row(lb)})
         for (int32_t k : {0, 2, 3}) {  // 0: greedy
           ref::SamplingRowParams rp;
           rp.temperature = k == 0 ? 0.0 : 1.0;
@@ -547,7 +562,8 @@ TEST_CASE("k > V, odd V up to 262144, B = 1024, -inf entries, per-row device par
     Workspace ws(workspace_bytes(lb));
     for (int call = 0; call < (quick_mode() ? 2 : 8); ++call) {
       p.offset = call;
-      REQUIRE(ws.sample(p, nullptr, call % 2 ? split_row(lb) : kAutoRow).ok());
+      const char* row = call % 3 == 1 ? split_row(lb) : call % 3 == 2 ? stream_row(lb) : kAutoRow;
+      REQUIRE(ws.sample(p, nullptr, call % 3 == 2 && !row ? split_row(lb) : row).ok());
       test::device_synchronize();
       const auto t = tok.download();
       const auto ok = valid.download();
@@ -591,7 +607,8 @@ TEST_CASE("same seed and offset give the same bits; other offsets give independe
     test::device_synchronize();
     return out.download();
   };
-  for (const char* row : {"sampling.block", "sampling.block.vec", "sampling.split", "sampling.split.vec"}) {
+  for (const char* row :
+       {"sampling.block", "sampling.block.vec", "sampling.split", "sampling.split.vec", "sampling.stream.vec"}) {
     INFO(row);
     const auto t0 = run(a, 9, row);
     CHECK(run(c, 9, row) == t0);
@@ -631,9 +648,12 @@ void check_graph_replay(int64_t v, int64_t b) {
   for (int64_t r = 0; r < b; ++r) ks[r] = r % 3 ? 100 : 0;
   DeviceBuffer<int32_t> dk(b);
   dk.upload(ks);
-  for (int round = 0; round < 4; ++round) {
-    const char* row = round % 2 ? split_row(lb) : kAutoRow;
-    p.top_k.device = round >= 2 ? dk.get() : nullptr;
+  // Rounds 0-2: the automatic, split and stream rows (the stream row where the shape allows it); 3-5 the
+  // same with per-row top_k.
+  for (int round = 0; round < 6; ++round) {
+    const char* row = round % 3 == 0 ? kAutoRow : round % 3 == 1 ? split_row(lb) : stream_row(lb);
+    if (round % 3 == 2 && !row) continue;
+    p.top_k.device = round >= 3 ? dk.get() : nullptr;
     INFO((row ? row : "auto") << (p.top_k.device ? " per-row top_k" : ""));
     offset.upload({77});
     test::CapturedGraph graph([&](stream_t stream) { return ws.sample(p, stream, row); });
@@ -700,6 +720,7 @@ TEST_CASE("a rejected call writes nothing") {
   Workspace small(workspace_bytes(lb) - 256);
   tok.fill_bytes(0xFF);
   CHECK(small.sample(p, nullptr, "sampling.split.vec").code() == StatusCode::invalid_argument);
+  CHECK(small.sample(p, nullptr, "sampling.stream.vec").code() == StatusCode::invalid_argument);
   test::device_synchronize();
   const auto t = tok.download();
   CHECK(std::all_of(t.begin(), t.end(), [](int32_t x) { return x == -1; }));

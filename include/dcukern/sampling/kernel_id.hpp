@@ -11,6 +11,7 @@ enum class SamplingKernel : uint8_t {
   block_vec,  // one block per row, 16-byte loads: aligned rows, V and stride multiples of 16 bytes
   split,      // one block per tile of a row, the row's last block draws (workspace), scalar loads
   split_vec,  // one block per tile of a row, the row's last block draws (workspace), 16-byte loads
+  stream_vec,  // one block per row streams its tiles and draws (workspace: rows-finished count), 16-byte loads
 };
 
 // Instruction features a kernel's code uses: none (portable HIP / CUDA only).

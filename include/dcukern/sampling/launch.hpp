@@ -1,4 +1,5 @@
-// Launch of the kernel a sampling row names: block rows one block per row; split rows the threshold
+// Launch of the kernel a sampling row names: block rows one block per row; the stream row one block per
+// row (stream_kernel.hpp, a dependent launch where the device has them); split rows the threshold
 // kernel (one block per row, of threshold_threads(batch, compute units) threads; not where
 // split_thresholds says no row needs it), then one block per tile of each row (that kernel leaves the
 // workspace's counters zero for the next call; batches of more than kSyncRows rows zero them first), in
@@ -11,6 +12,7 @@
 #include "dcukern/sampling/kernels/sample_block.hpp"
 #include "dcukern/sampling/kernels/split_kernel.hpp"
 #include "dcukern/sampling/kernels/split_threshold.hpp"
+#include "dcukern/sampling/kernels/stream_kernel.hpp"
 #include "dcukern/sampling/select.hpp"
 
 namespace dcukern::sampling_detail {
@@ -59,19 +61,36 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
   return launch(sampling_split_kernel<kVec, DT, 2, kScalarSplitItems>, grid, "sampling launch");
 }
 
+template <DType DT>
+Status launch_stream(const SamplingArgs& a, const SplitWorkspace& w, int64_t batch, const DeviceContext& ctx,
+                     stream_t s) {
+  return launch_dependent_on(ctx, "sampling launch", sampling_stream_kernel<DT, kStreamItems<DT>>,
+                             dim3(unsigned(batch)), dim3(unsigned(kThreads)), s, a, w);
+}
+
+// The kernels of `kernel` (block, split or stream rows) for the runtime dtype.
 template <bool kVec>
-Status launch_dtype(DType dt, const SamplingArgs& a, const SplitWorkspace* w, int64_t batch, const DeviceContext& ctx,
-                    stream_t s) {
+Status launch_dtype(SamplingKernel kernel, DType dt, const SamplingArgs& a, const SplitWorkspace* w, int64_t batch,
+                    const DeviceContext& ctx, stream_t s) {
+  auto run = [&](auto dtype) {
+    constexpr DType DT = decltype(dtype)::value;
+    if constexpr (kVec)
+      if (kernel == SamplingKernel::stream_vec) return launch_stream<DT>(a, *w, batch, ctx, s);
+    return launch_kernels<kVec, DT>(a, w, batch, ctx, s);
+  };
   switch (dt) {
-    case DType::f32: return launch_kernels<kVec, DType::f32>(a, w, batch, ctx, s);
-    case DType::bf16: return launch_kernels<kVec, DType::bf16>(a, w, batch, ctx, s);
-    case DType::f16: return launch_kernels<kVec, DType::f16>(a, w, batch, ctx, s);
+    case DType::f32: return run(std::integral_constant<DType, DType::f32>{});
+    case DType::bf16: return run(std::integral_constant<DType, DType::bf16>{});
+    case DType::f16: return run(std::integral_constant<DType, DType::f16>{});
     default: break;
   }
   return Status::unsupported(std::string("sampling: unsupported logits dtype ") + dtype_name(dt));
 }
 
-inline bool is_split(SamplingKernel k) { return k == SamplingKernel::split || k == SamplingKernel::split_vec; }
+// Rows that take the caller's workspace.
+inline bool is_split(SamplingKernel k) {
+  return k == SamplingKernel::split || k == SamplingKernel::split_vec || k == SamplingKernel::stream_vec;
+}
 
 // `workspace`: the caller's workspace, at least split_workspace_bytes(batch, V) (split rows only); the
 // split kernels advance the device offset themselves when `advance`.
@@ -81,17 +100,18 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
   if (is_split(kernel)) {  // the workspace's counters are zero (sampling_workspace_init, then every call)
     w = split_layout(workspace, batch, a.vocab, dt, kernel == SamplingKernel::split_vec, ctx.facts.clusters);
     w.advance = advance;
-    w.thresholds = split_thresholds(batch, a.top_k_ptr != nullptr, a.top_k, w.tiles);
+    w.thresholds = kernel != SamplingKernel::stream_vec && split_thresholds(batch, a.top_k_ptr != nullptr, a.top_k, w.tiles);
     if (batch > kSyncRows)  // other shapes' regions may overlap these counters (workspace.hpp)
       if (Status e = runtime_status(runtime_memset_async(workspace, 0, split_sync_bytes(batch), s), "sampling workspace");
           !e.ok())
         return e;
   }
   switch (kernel) {
-    case SamplingKernel::block: return launch_dtype<false>(dt, a, nullptr, batch, ctx, s);
-    case SamplingKernel::block_vec: return launch_dtype<true>(dt, a, nullptr, batch, ctx, s);
-    case SamplingKernel::split: return launch_dtype<false>(dt, a, &w, batch, ctx, s);
-    case SamplingKernel::split_vec: return launch_dtype<true>(dt, a, &w, batch, ctx, s);
+    case SamplingKernel::block: return launch_dtype<false>(kernel, dt, a, nullptr, batch, ctx, s);
+    case SamplingKernel::block_vec: return launch_dtype<true>(kernel, dt, a, nullptr, batch, ctx, s);
+    case SamplingKernel::split: return launch_dtype<false>(kernel, dt, a, &w, batch, ctx, s);
+    case SamplingKernel::split_vec:
+    case SamplingKernel::stream_vec: return launch_dtype<true>(kernel, dt, a, &w, batch, ctx, s);
   }
   return Status::unsupported("sampling: kernel not compiled into this build");
 }

@@ -114,6 +114,7 @@ struct SamplingContract {
   int align_bytes = 1;     // logits base address
   int vector_bytes = 1;    // V and the row stride, in bytes, must be multiples of this
   int64_t vocab_max = kSamplingMaxVocab;
+  int64_t batch_min = 1;         // smaller batches take a row further down (where this one is slower)
   bool needs_workspace = false;  // split rows: per-tile partials go to the caller's workspace
 
   constexpr const char* check(const SamplingCall& c) const {
@@ -121,6 +122,7 @@ struct SamplingContract {
     if (needs_workspace && !c.has_workspace)
       return "row needs a workspace (sampling_workspace_bytes) and none was given";
     if (c.vocab > vocab_max) return "V above this row's range";
+    if (c.batch < batch_min) return "B below this row's range";
     if (c.align < align_bytes) return "logits are not aligned for this row's vector loads";
     const int64_t elt = dtype_bytes(c.dtype);
     if ((c.vocab * elt) % vector_bytes || (c.row_stride * elt) % vector_bytes)
@@ -128,9 +130,10 @@ struct SamplingContract {
     return nullptr;
   }
 
-  // One line for capability reports: "f32,f16,bf16 V<=262144 align16 vec16B".
+  // One line for capability reports: "f32,f16,bf16 V<=262144 B>=64 align16 vec16B".
   std::string describe() const {
     std::string s = dtype_list(dtypes) + " V<=" + std::to_string(vocab_max);
+    if (batch_min > 1) s += " B>=" + std::to_string(batch_min);
     if (align_bytes > 1) s += " align" + std::to_string(align_bytes);
     if (vector_bytes > 1) s += " vec" + std::to_string(vector_bytes) + "B";
     if (needs_workspace) s += " workspace";

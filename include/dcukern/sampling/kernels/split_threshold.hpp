@@ -120,18 +120,12 @@ struct ThresholdShared {
   uint32_t wave_word[kBlock / 32], wave_sum[kBlock / 32];  // per-wave partials
 };
 
-template <bool kVec, DType DT, int kBlock>
-__global__ void __launch_bounds__(kBlock, DCUKERN_CUDA_MIN_BLOCKS(kBlock == kThresholdThreadsWide ? 1 : 2))
-    sampling_threshold_kernel(SamplingArgs a, SplitWorkspace w) {
-  __shared__ ThresholdShared<kBlock> s;
-  const int64_t row = blockIdx.x;
-  prefetch_sample<DT, kBlock>(a, row);
-  begin_dependent_kernel();
-  const RowParams p = row_params(a, row);
-  if (!split_fast_row(p, a.vocab) || split_local_top_k(w.rows, p.top_k, w.tiles)) {
-    if (threadIdx.x == 0) w.threshold[row] = kNoThreshold;
-    return;
-  }
+// The row's threshold bin from its sample (the estimate above), in every thread of a block of kBlock
+// threads; kNoThreshold when the sample holds a NaN (block-uniform). s: scratch with count[kWindow +
+// kWarpSize], b32[4] and wave_word / wave_sum[kBlock / 32] (ThresholdShared, or the stream kernel's
+// ScanShared). The row's streaming kernel (stream_kernel.hpp) runs it too.
+template <bool kVec, DType DT, int kBlock, class Scratch>
+__device__ inline uint32_t sample_threshold(const SamplingArgs& a, int64_t row, int32_t top_k, Scratch& s) {
   const void* start = row_start<DT>(a, row);
   const uint32_t vocab = uint32_t(a.vocab);
   SampleRegs<DT, kVec, kBlock> x;
@@ -144,22 +138,32 @@ __global__ void __launch_bounds__(kBlock, DCUKERN_CUDA_MIN_BLOCKS(kBlock == kThr
   for (int b = threadIdx.x; b < kWindow + kWarpSize; b += kBlock) s.count[b] = 0;
   const uint32_t word = block_max_word<kBlock>(
       largest != largest ? kNaNWord : order_key(finite_logit(largest)), s.wave_word);
-  if (word == kNaNWord) {  // the tiles' kernel finds the NaN and the row is invalid
-    if (threadIdx.x == 0) w.threshold[row] = kNoThreshold;
-    return;
-  }
+  if (word == kNaNWord) return kNoThreshold;  // the row's scan finds the NaN and the row is invalid
   const uint32_t top = word >> 16;
   for (uint32_t g = 0; g < groups; ++g) {
     if (g > 0) x.load(start, vocab, g);
     count_sample(x, top, s.count);
   }
   __syncthreads();
-  const uint32_t target = sample_target(p.top_k);
+  const uint32_t target = sample_target(top_k);
   const Crossings cr = scan_crossings<kBlock>(s.count, kWindow, target, target, s);
   // Not reached within the window: its lowest bin (the row's count then decides).
   const uint32_t reach = cr.o[0] < uint32_t(kWindow) ? cr.o[0] : uint32_t(kWindow - 1);
   // Bins at or below 0x80 start at -inf (bin_floor): 0 there, every element, keeps append_keys' mask exact.
-  if (threadIdx.x == 0) w.threshold[row] = top > reach + 0x80u ? top - reach : 0u;
+  return top > reach + 0x80u ? top - reach : 0u;
+}
+
+template <bool kVec, DType DT, int kBlock>
+__global__ void __launch_bounds__(kBlock, DCUKERN_CUDA_MIN_BLOCKS(kBlock == kThresholdThreadsWide ? 1 : 2))
+    sampling_threshold_kernel(SamplingArgs a, SplitWorkspace w) {
+  __shared__ ThresholdShared<kBlock> s;
+  const int64_t row = blockIdx.x;
+  prefetch_sample<DT, kBlock>(a, row);
+  begin_dependent_kernel();
+  const RowParams p = row_params(a, row);
+  const bool fast = split_fast_row(p, a.vocab) && !split_local_top_k(w.rows, p.top_k, w.tiles);
+  const uint32_t threshold = fast ? sample_threshold<kVec, DT, kBlock>(a, row, p.top_k, s) : kNoThreshold;
+  if (threadIdx.x == 0) w.threshold[row] = threshold;
 }
 
 }  // namespace dcukern::sampling_detail

@@ -1,0 +1,109 @@
+// sampling_stream_kernel — sampling.stream.vec: one block per row reads its whole row as a stream of
+// tiles and draws, so a row's chain holds no second kernel, ticket, header, list or gather through L2.
+// Contract: 16-byte loads (aligned rows; V and the row stride multiples of 16 bytes); the workspace only
+// for the rows-finished count (advance_offset: row_finished).
+// Work split: one block of kThreads per row; the row's tiles of split_tile(kItems) elements pass through
+// two register buffers, so a tile loads while the one before it is scanned. Fast rows (split_fast_row)
+// first take the threshold kernel's estimate over their own sample (sample_threshold, split_threshold.hpp)
+// while the first two tiles load; each tile then lists its elements in value bins >= that threshold into
+// the block's candidates (append_keys into s.draw.cand, counted in s.n_gathered) and notes a NaN. Other
+// rows keep each thread's largest element (the lowest index among equal ones) and NaN. Then the row's plan
+// (plan_row) and finish_row as a cluster row's first block runs it: the exact draw among the candidates,
+// greedy, invalid, or the one-block algorithm over the row (sample_row) where the count misses
+// [top_k, kSplitCap].
+// Determinism: the candidate set depends on the logits only (its order on timing; the draw sorts it).
+#pragma once
+#include "dcukern/sampling/kernels/split_kernel.hpp"
+#include "dcukern/sampling/kernels/split_threshold.hpp"
+
+namespace dcukern::sampling_detail {
+
+// Elements per thread of a streamed tile: 32 registers a buffer (bf16 as packed pairs).
+template <DType DT>
+inline constexpr int kStreamItems = DT == DType::bf16 ? 64 : 32;
+
+// A thread's largest element of tile `base` and the lowest index holding it, folded into (word, index):
+// tiles come in index order, so an equal element of a later tile never replaces an earlier one. NaN: the
+// tile holds one (word and index then stay as they were).
+template <bool kFull, class Loader, class Tile>
+__device__ __forceinline__ void fold_thread_best(const Loader& L, int64_t base, const Tile& x, uint32_t& word,
+                                                 uint32_t& index, bool& nan) {
+  float m = -INFINITY;
+  bool any = kFull, bad = false;
+  if constexpr (kFull) {
+    m = thread_max(x);
+    bad = m != m;
+  } else {
+#pragma unroll
+    for (int u = 0; u < Tile::kCount; ++u) {
+      if (L.index(base, u) >= L.vocab) continue;
+      m = fmaxf(m, x[u]);  // ignores NaN; the test below sees it
+      bad = bad || x[u] != x[u];
+      any = true;
+    }
+  }
+  nan = nan || bad;
+  if (!any || bad) return;
+  const uint32_t w = order_key(finite_logit(m));
+  if (w <= word) return;
+  word = w;
+#pragma unroll
+  for (int u = Tile::kCount - 1; u >= 0; --u)
+    if ((kFull || L.index(base, u) < L.vocab) && order_key(finite_logit(x[u])) == w) index = uint32_t(L.index(base, u));
+}
+
+template <DType DT, int kItems>
+__global__ void __launch_bounds__(kThreads, 1) sampling_stream_kernel(SamplingArgs a, SplitWorkspace w) {
+  __shared__ SplitShared s;
+  using Tile = TileRegs<DT, true, kItems>;
+  constexpr int64_t kTileElems = split_tile(kItems);
+  const int64_t row = blockIdx.x;
+  const RowLoader<DT, true, kItems> L{row_start<DT>(a, row), a.vocab};
+  const int tiles = int((a.vocab + kTileElems - 1) / kTileElems);
+  // The first tile and the sample into L2 while the kernel before (which may write the logits) finishes.
+  prefetch_tile<DT, kItems>(a, row, 0);
+  prefetch_sample<DT, kThreads>(a, row);
+  begin_dependent_kernel();
+  Tile x0, x1;
+  x0.load(L, 0);
+  if (tiles > 1) x1.load(L, kTileElems);
+  const RowParams p = row_params(a, row);
+  if (threadIdx.x == 0) s.n_gathered = 0;
+  const uint32_t cut =
+      split_fast_row(p, a.vocab) ? sample_threshold<true, DT, kThreads>(a, row, p.top_k, s.scan) : kNoThreshold;
+  __syncthreads();  // n_gathered is zero before any append
+
+  bool nan = false;
+  uint32_t best_word = 0, best_index = 0xFFFFFFFFu;  // rows without a threshold
+  auto scan = [&](const Tile& x, int t) {
+    const int64_t base = int64_t(t) * kTileElems;
+    const bool full = base + kTileElems <= a.vocab;
+    if (cut == kNoThreshold) {  // block-uniform
+      if (full) fold_thread_best<true>(L, base, x, best_word, best_index, nan);
+      else fold_thread_best<false>(L, base, x, best_word, best_index, nan);
+      return;
+    }
+    const float m = thread_max(x);
+    nan = nan || m != m;  // a NaN is never listed: the row is invalid anyway
+    if (wave_max_word(m >= bin_floor(cut) ? 1u : 0u) == 0) return;  // wave-uniform (append_keys' reservation)
+    if (full) append_keys<true>(L, base, x, cut, &s.n_gathered, s.draw.cand, uint32_t(kCap));
+    else append_keys<false>(L, base, x, cut, &s.n_gathered, s.draw.cand, uint32_t(kCap));
+  };
+  for (int t = 0; t < tiles; t += 2) {
+    scan(x0, t);
+    if (t + 2 < tiles) x0.load(L, int64_t(t + 2) * kTileElems);
+    if (t + 1 == tiles) break;
+    scan(x1, t + 1);
+    if (t + 3 < tiles) x1.load(L, int64_t(t + 3) * kTileElems);
+  }
+
+  const bool row_nan = block_max_word(nan ? 1u : 0u, s.scan.wave_word) != 0;  // (its barrier: every append is in)
+  uint64_t best = 0;
+  if (cut == kNoThreshold)
+    best = all_max(best_word == 0 ? 0 : (uint64_t(best_word) << 32) | uint64_t(0xFFFFFFFFu - best_index), s.draw);
+  const SplitPlan plan = plan_row(p, row_nan, cut, s.n_gathered, best);
+  finish_row<true, DT, kItems, kSplitListBatch<1>, true>(a, w, row, p, plan, s);
+  row_finished(a, w, s.flag);
+}
+
+}  // namespace dcukern::sampling_detail
