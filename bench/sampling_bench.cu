@@ -1,5 +1,6 @@
-// Sampling benchmark on the issue's shapes: B in {1, 32, 128, 512}, V in {151936, 248320}, top-k + top-p
-// with k in {20, 50, 1000}, p in {0.8, 0.95}, fp32 and bf16 logits (normal, sd 2: LLM-like spread).
+// Sampling benchmark on the issue's shapes: B in {1, 32, 128, 512} (and 64, where the rows change), V in
+// {151936, 248320}, top-k + top-p with k in {20, 50, 1000}, p in {0.8, 0.95}, fp32 and bf16 logits (normal,
+// sd 2: LLM-like spread).
 // Logits rotate through > 4x L2 (HBM-cold); time from graph replay. Counters: us per call, logits
 // bytes / time, that as % of the read bandwidth measured in this run, and time over one logits read
 // (reads = us * read bandwidth / logits bytes; the issue's bound: <= 3 at B >= 128, <= 5 at B = 32).
@@ -100,7 +101,7 @@ void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k,
 void register_all() {
   for (DType dt : {DType::f32, DType::bf16})
     for (int64_t v : {151936, 248320})
-      for (int64_t b : {1, 32, 128, 512})
+      for (int64_t b : {1, 32, 64, 128, 512})
         for (int k : {20, 50, 1000})
           for (float p : {0.8f, 0.95f})
             for (const char* row : {"auto", "sampling.stream.vec", "sampling.split.vec", "sampling.block.vec"}) {
