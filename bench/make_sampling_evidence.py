@@ -53,7 +53,8 @@ def main():
         "read_bandwidth_GBps": round(float(ctx.get("read_bw_GBps", 0)), 1),
         "method": "bench/sampling_bench.cu: logits normal-like (sd 2), rotated through > 4x L2 (HBM-cold); time "
                   "per call from CUDA-graph replay (median of 15 replays of >= 20 calls; a call of the split "
-                  "rows is two kernels, the threshold kernel and the tiles' kernel); reads = time x read bandwidth / (B x V x sizeof(dtype)); read bandwidth "
+                  "rows is two kernels, the threshold kernel and the tiles' kernel, one of the stream row one "
+                  "kernel); reads = time x read bandwidth / (B x V x sizeof(dtype)); read bandwidth "
                   "from a 16-byte non-temporal streaming-read kernel over 4 GiB in the same run",
         "device_tests": args.device_tests, "memcheck": args.memcheck,
         "summary": {"checks": len(checks), "met": sum(c["met"] for c in checks)},

@@ -30,8 +30,14 @@ constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
     "capabilities/evidence/sampling-sm_90.json; AMD: compile only";
 
-// Batches from kStreamBatchMin rows take the stream row.
-constexpr int64_t kStreamBatchMin = 1;
+// Batches from kStreamBatchMin rows take the stream row. Measured on the H200 against sampling.split.vec
+// (top-k + top-p, p = 0.8, capabilities/evidence/sampling-sm_90.json): B = 128 0.65-0.80x the time, B = 512
+// fp32 0.83-0.89x, bf16 0.95-1.06x (k = 1000 the slower); B = 32 1.05-1.27x and B = 1 1.45-2.3x, where a
+// row's stream through one SM is the time and the split row spreads it over several.
+constexpr int64_t kStreamBatchMin = 64;
+constexpr const char* kStreamEvidence =
+    "tests/device/sampling_device_test.cu (sm_90, H200); capabilities/evidence/sampling-sm_90.json; "
+    "AMD: compile only";
 constexpr SamplingContract streamed() {
   SamplingContract c = split(vectorised());
   c.batch_min = kStreamBatchMin;
@@ -45,7 +51,8 @@ inline constexpr SamplingRow kSamplingRows[] = {
      "register buffers, 16-byte loads: top-k rows list their elements at or above a value-bin threshold from "
      "an eighth of the row into shared memory as the tiles land, then draw (the logits read once, no second "
      "kernel); other rows, or lists whose count misses [k, 2048]: the one-block algorithm there",
-     0, nullptr, sampling_rows::streamed(), sampling_rows::kSplitSemantics, nullptr, "sampling.split.vec",
+     0, nullptr, sampling_rows::streamed(), sampling_rows::kSplitSemantics, sampling_rows::kStreamEvidence,
+     "sampling.split.vec",
      SamplingKernel::stream_vec, "sampling_stream_kernel<"},
     {"sampling.split.vec",
      "top-k rows: one block per tile of the row (8192 elements; from 32 rows bf16 32768, fp16 16384, fp32 "

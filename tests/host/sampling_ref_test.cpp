@@ -185,6 +185,18 @@ TEST_CASE("sampling split rows: chosen when a workspace is given; without one a 
   CHECK(check_sampling_row(p, t, "sampling.split.vec", &row).code() == StatusCode::unsupported);
   REQUIRE(check_sampling_row(p, t, "sampling.split.vec", &row, true).ok());
   CHECK(row->kernel == SamplingKernel::split_vec);
+  // From kStreamBatchMin rows the stream row (16-byte loads and a workspace, like sampling.split.vec).
+  const int64_t from = capabilities::sampling_rows::kStreamBatchMin;
+  REQUIRE(select_sampling(valid_params(from), t, &row, nullptr, true).ok());
+  CHECK(std::string(row->id) == "sampling.stream.vec");
+  CHECK(row->kernel == SamplingKernel::stream_vec);
+  Explanation below;
+  REQUIRE(select_sampling(valid_params(from - 1), t, &row, &below, true).ok());
+  CHECK(std::string(row->id) == "sampling.split.vec");
+  CHECK(below.to_string().find("B below this row's range") != std::string::npos);
+  odd.logits.rows = odd.tokens.size = from;
+  REQUIRE(select_sampling(odd, t, &row, nullptr, true).ok());
+  CHECK(std::string(row->id) == "sampling.split");
   CHECK(row->semantics.needs_workspace);
   CHECK(row->contract.describe().find("workspace") != std::string::npos);
   Explanation why;

@@ -1,6 +1,5 @@
 // Launch of the kernel a sampling row names: block rows one block per row; the stream row one block per
-// compute unit or per row, the fewer (stream_kernel.hpp, a dependent launch where the device has them);
-// split rows the threshold
+// row (stream_kernel.hpp, a dependent launch where the device has them); split rows the threshold
 // kernel (one block per row, of threshold_threads(batch, compute units) threads; not where
 // split_thresholds says no row needs it), then one block per tile of each row (that kernel leaves the
 // workspace's counters zero for the next call; batches of more than kSyncRows rows zero them first), in
@@ -65,9 +64,8 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
 template <DType DT>
 Status launch_stream(const SamplingArgs& a, const SplitWorkspace& w, int64_t batch, const DeviceContext& ctx,
                      stream_t s) {
-  const int64_t units = ctx.facts.compute_units, grid = units > 0 && units < batch ? units : batch;
   return launch_dependent_on(ctx, "sampling launch", sampling_stream_kernel<DT, kStreamItems<DT>>,
-                             dim3(unsigned(grid)), dim3(unsigned(kThreads)), s, a, w);
+                             dim3(unsigned(batch)), dim3(unsigned(kThreads)), s, a, w);
 }
 
 // The kernels of `kernel` (block, split or stream rows) for the runtime dtype.

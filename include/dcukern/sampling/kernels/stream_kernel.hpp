@@ -2,10 +2,8 @@
 // tiles and draws, so a row's chain holds no second kernel, ticket, header, list or gather through L2.
 // Contract: 16-byte loads (aligned rows; V and the row stride multiples of 16 bytes); the workspace only
 // for the rows-finished count (advance_offset: row_finished).
-// Work split: one block of kThreads per row, at most one block per SM (the stream's registers): blocks
-// take rows in turn, and the next row's first lines go into L2 while a row draws. A row's tiles of
-// split_tile(kItems) elements pass through two register buffers, so a tile loads while the one before
-// it is scanned. Fast rows (split_fast_row)
+// Work split: one block of kThreads per row; the row's tiles of split_tile(kItems) elements pass through
+// two register buffers, so a tile loads while the one before it is scanned. Fast rows (split_fast_row)
 // first take the threshold kernel's estimate over their own sample (sample_threshold, split_threshold.hpp)
 // while the first two tiles load; each tile then lists its elements in value bins >= that threshold into
 // the block's candidates (append_keys into s.draw.cand, counted in s.n_gathered) and notes a NaN. Other
@@ -54,23 +52,18 @@ __device__ __forceinline__ void fold_thread_best(const Loader& L, int64_t base, 
     if ((kFull || L.index(base, u) < L.vocab) && order_key(finite_logit(x[u])) == w) index = uint32_t(L.index(base, u));
 }
 
-// The first lines a row's stream reads (its first two tiles and its sample) into L2 (prefetch_l2, a hint).
 template <DType DT, int kItems>
-__device__ __forceinline__ void prefetch_row_start(const SamplingArgs& a, int64_t row) {
-  prefetch_tile<DT, kItems>(a, row, 0);
-  if (split_tile(kItems) < a.vocab) prefetch_tile<DT, kItems>(a, row, split_tile(kItems));
-  prefetch_sample<DT, kThreads>(a, row);
-}
-
-// One row, every thread of the block; `next`: the row the block takes after this one (-1: none), whose
-// first lines go into L2 while this row's draw runs.
-template <DType DT, int kItems>
-__device__ inline void stream_row(const SamplingArgs& a, const SplitWorkspace& w, int64_t row, int64_t next,
-                                  SplitShared& s) {
+__global__ void __launch_bounds__(kThreads, 1) sampling_stream_kernel(SamplingArgs a, SplitWorkspace w) {
+  __shared__ SplitShared s;
   using Tile = TileRegs<DT, true, kItems>;
   constexpr int64_t kTileElems = split_tile(kItems);
+  const int64_t row = blockIdx.x;
   const RowLoader<DT, true, kItems> L{row_start<DT>(a, row), a.vocab};
   const int tiles = int((a.vocab + kTileElems - 1) / kTileElems);
+  // The first tile and the sample into L2 while the kernel before (which may write the logits) finishes.
+  prefetch_tile<DT, kItems>(a, row, 0);
+  prefetch_sample<DT, kThreads>(a, row);
+  begin_dependent_kernel();
   Tile x0, x1;
   x0.load(L, 0);
   if (tiles > 1) x1.load(L, kTileElems);
@@ -103,7 +96,6 @@ __device__ inline void stream_row(const SamplingArgs& a, const SplitWorkspace& w
     scan(x1, t + 1);
     if (t + 3 < tiles) x1.load(L, int64_t(t + 3) * kTileElems);
   }
-  if (next >= 0) prefetch_row_start<DT, kItems>(a, next);
 
   const bool row_nan = block_max_word(nan ? 1u : 0u, s.scan.wave_word) != 0;  // (its barrier: every append is in)
   uint64_t best = 0;
@@ -112,20 +104,6 @@ __device__ inline void stream_row(const SamplingArgs& a, const SplitWorkspace& w
   const SplitPlan plan = plan_row(p, row_nan, cut, s.n_gathered, best);
   finish_row<true, DT, kItems, kSplitListBatch<1>, true>(a, w, row, p, plan, s);
   row_finished(a, w, s.flag);
-}
-
-// A grid of at most one block per SM (stream_grid): block i takes rows i, i + gridDim.x, ...
-template <DType DT, int kItems>
-__global__ void __launch_bounds__(kThreads, 1) sampling_stream_kernel(SamplingArgs a, SplitWorkspace w) {
-  __shared__ SplitShared s;
-  // The first row's first lines into L2 while the kernel before (which may write the logits) finishes.
-  prefetch_row_start<DT, kItems>(a, blockIdx.x);
-  begin_dependent_kernel();
-  for (int64_t row = blockIdx.x; row < w.rows; row += gridDim.x) {
-    if (row != int64_t(blockIdx.x)) __syncthreads();  // the previous row's reads of s are done
-    const int64_t next = row + gridDim.x < w.rows ? row + gridDim.x : -1;
-    stream_row<DT, kItems>(a, w, row, next, s);
-  }
 }
 
 }  // namespace dcukern::sampling_detail
