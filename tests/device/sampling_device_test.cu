@@ -9,7 +9,8 @@
 //    advances the device offset; a rejected call writes nothing.
 //  - every case runs the row automatic selection picks without a workspace (a one-block row) and the
 //    split row pinned (sampling.split.vec where the shape allows 16-byte loads, else sampling.split),
-//    with a workspace; most cases also the stream row (sampling.stream.vec) where 16-byte loads fit.
+//    with a workspace; most cases also the stream row (sampling.stream.vec) where 16-byte loads fit and B
+//    is in its range.
 // DCUKERN_TEST_QUICK=1 (compute-sanitizer runs): few draws, only the hard checks.
 #include <algorithm>
 #include <cmath>
@@ -82,9 +83,10 @@ const char* split_row(const Batch& lb) {
   return (lb.v * eb) % 16 == 0 && (lb.ld * eb) % 16 == 0 ? "sampling.split.vec" : "sampling.split";
 }
 const char* const kAutoRow = nullptr;  // automatic selection without a workspace: a one-block row
-// The stream row where the batch's shape allows 16-byte loads, else nullptr.
+// The stream row where the batch's shape allows 16-byte loads and B is in the row's range, else nullptr.
 const char* stream_row(const Batch& lb) {
-  return std::string(split_row(lb)) == "sampling.split.vec" ? "sampling.stream.vec" : nullptr;
+  const bool vec = std::string(split_row(lb)) == "sampling.split.vec";
+  return vec && lb.b >= capabilities::sampling_rows::kStreamBatchMin ? "sampling.stream.vec" : nullptr;
 }
 // The rows that take a workspace and serve the batch's shape: the split row, and the stream row.
 std::vector<const char*> workspace_rows(const Batch& lb) {
@@ -681,6 +683,7 @@ TEST_CASE("graph capture and replay advance the device offset and match eager ca
   // A row of one tile (B = 64), and bf16 V = 151936 at B = 32: 5 tiles of 64 elements a thread, a cluster
   // a row where the device has clusters (split_clustered), whose first call in a process may be captured.
   SUBCASE("V = 4099, B = 64") { check_graph_replay(4099, 64); }
+  SUBCASE("V = 4096, B = 64: the stream row too") { check_graph_replay(4096, 64); }
   SUBCASE("V = 151936, B = 32") { check_graph_replay(151936, 32); }
 }
 
@@ -720,10 +723,23 @@ TEST_CASE("a rejected call writes nothing") {
   Workspace small(workspace_bytes(lb) - 256);
   tok.fill_bytes(0xFF);
   CHECK(small.sample(p, nullptr, "sampling.split.vec").code() == StatusCode::invalid_argument);
-  CHECK(small.sample(p, nullptr, "sampling.stream.vec").code() == StatusCode::invalid_argument);
+  CHECK(small.sample(p, nullptr, "sampling.stream.vec").code() == StatusCode::unsupported);  // B below its range
   test::device_synchronize();
   const auto t = tok.download();
   CHECK(std::all_of(t.begin(), t.end(), [](int32_t x) { return x == -1; }));
+  CHECK(offset.download()[0] == 5);
+  // The stream row at a batch in its range: a workspace too small -> invalid, nothing written.
+  const Batch rows(DType::f32, std::vector<float>(64, 0.0f), capabilities::sampling_rows::kStreamBatchMin);
+  DeviceBuffer<int32_t> rows_tok(rows.b);
+  rows_tok.fill_bytes(0xFF);
+  SamplingParams q = make_params(rows, rows_tok.get(), rp);
+  q.offset_ptr = offset.get();
+  q.advance_offset = true;
+  Workspace rows_small(workspace_bytes(rows) - 256);
+  CHECK(rows_small.sample(q, nullptr, "sampling.stream.vec").code() == StatusCode::invalid_argument);
+  test::device_synchronize();
+  const auto rt = rows_tok.download();
+  CHECK(std::all_of(rt.begin(), rt.end(), [](int32_t x) { return x == -1; }));
   CHECK(offset.download()[0] == 5);
   p = make_params(lb, tok.get(), rp);
   p.logits.data = static_cast<const char*>(p.logits.data) + 4;
