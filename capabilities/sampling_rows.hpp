@@ -24,8 +24,8 @@ constexpr SamplingContract split(SamplingContract c) {
 }
 constexpr Semantics kSplitSemantics{true, true, false};
 constexpr const char* kSplitEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at d5c2793); capabilities/evidence/sampling-sm_90.json; "
-    "AMD: compile only";
+    "tests/device/sampling_device_test.cu (sm_90, H200, at fcb34d1); capabilities/evidence/sampling-sm_90.json "
+    "(below 64 rows; sampling-sm_90-d5c2793.json at every batch); AMD: compile only";
 constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
     "capabilities/evidence/sampling-sm_90.json; AMD: compile only";
@@ -36,8 +36,8 @@ constexpr const char* kEvidence =
 // row's stream through one SM is the time and the split row spreads it over several.
 constexpr int64_t kStreamBatchMin = 64;
 constexpr const char* kStreamEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200); capabilities/evidence/sampling-sm_90.json; "
-    "AMD: compile only";
+    "tests/device/sampling_device_test.cu (sm_90, H200, at fcb34d1); capabilities/evidence/sampling-sm_90.json "
+    "(at 4cc58c4); AMD: compile only";
 constexpr SamplingContract streamed() {
   SamplingContract c = split(vectorised());
   c.batch_min = kStreamBatchMin;

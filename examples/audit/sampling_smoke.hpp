@@ -1,6 +1,7 @@
 // dcukern-audit's smoke runs for sampling: every sampling row enabled on this device draws 100 times (offsets
 // 0..99) from bf16 logits [4, 40000] with per-row device parameters: a greedy row, top-k 20 + top-p 0.9,
-// temperature 0.7 + min-p 0.1, and a row of -inf; every token must lie in the host reference's filtered set
+// temperature 0.7 + min-p 0.1, and a row of -inf (a row whose contract starts at a larger batch takes
+// that many rows, the four repeated); every token must lie in the host reference's filtered set
 // (the greedy one the argmax), the -inf row flagged invalid with token 0. Every row-transform row then
 // computes softmax with temperature 0.8 of the same logits, within 1e-4 relative of the reference. These
 // are the hard checks only: the frequencies are the device tests' business (tests/device/). V = 40000 takes
@@ -24,10 +25,12 @@
 namespace dcukern::smoke {
 
 struct SamplingProblem {
-  static constexpr int B = 4;
+  static constexpr int B = 4;          // the distinct rows
+  static constexpr int kMaxRows = 64;  // rows held: row r repeats row r % B
+  static_assert(capabilities::sampling_rows::kStreamBatchMin <= kMaxRows, "every row's smallest batch is held");
   static constexpr int64_t V = 40000;
-  std::vector<uint16_t> logits;            // [B, V] bf16
-  std::vector<std::vector<float>> rows;    // the same, per row, in float
+  std::vector<uint16_t> logits;            // [kMaxRows, V] bf16
+  std::vector<std::vector<float>> rows;    // the B distinct rows, in float
   std::vector<float> temperature{0.f, 1.f, 0.7f, 1.f}, top_p{1.f, 0.9f, 1.f, 1.f}, min_p{0.f, 0.f, 0.1f, 0.f};
   std::vector<int32_t> top_k{0, 20, 0, 0};
   std::vector<ref::FilteredDistribution> allowed;
@@ -51,8 +54,16 @@ struct SamplingProblem {
         allowed.push_back(ref::filtered_distribution(rows[b], {temperature[b], top_k[b], top_p[b], min_p[b]}));
         clear = clear && allowed.back().top_p_margin > 1e-3 && allowed.back().min_p_margin > 1e-3;
       }
-      if (clear) return;
+      if (clear) break;
     }
+    std::vector<uint16_t> held(size_t(kMaxRows) * V);
+    for (int r = 0; r < kMaxRows; ++r) {
+      std::copy(logits.begin() + (r % B) * V, logits.begin() + (r % B + 1) * V, held.begin() + r * V);
+      if (r < B) continue;
+      temperature.push_back(temperature[r % B]), top_p.push_back(top_p[r % B]), min_p.push_back(min_p[r % B]);
+      top_k.push_back(top_k[r % B]);
+    }
+    logits.swap(held);
   }
 };
 
@@ -67,12 +78,18 @@ inline int sampling_smoke(const TargetInfo& target) {
   int failures = 0;
   for (const auto& row : SamplingOp::rows()) {
     if (!row_unavailable_reason(row, target, SamplingOp::compiled_in(row.kernel)).empty()) continue;
-    std::vector<int32_t> tokens(B, -1);
-    std::vector<uint8_t> valid(B, 2);
+    const int n = int(std::max<int64_t>(B, row.contract.batch_min));  // rows of this run
+    if (n > SamplingProblem::kMaxRows) {
+      ++failures;
+      std::printf("| %s | needs B >= %d, more rows than the smoke problem holds | - | FAIL |\n", row.id, n);
+      continue;
+    }
+    std::vector<int32_t> tokens(n, -1);
+    std::vector<uint8_t> valid(n, 2);
     DeviceCopy dtok(tokens), dvalid(valid);
     SamplingParams p;
-    p.logits = {dl.ptr, DType::bf16, B, V, V};
-    p.tokens = {dtok.ptr, DType::i32, B};
+    p.logits = {dl.ptr, DType::bf16, n, V, V};
+    p.tokens = {dtok.ptr, DType::i32, n};
     p.valid = static_cast<uint8_t*>(dvalid.ptr);
     p.temperature.device = static_cast<const float*>(dt.ptr);
     p.top_k.device = static_cast<const int32_t*>(dk.ptr);
@@ -87,10 +104,10 @@ inline int sampling_smoke(const TargetInfo& target) {
       p.offset = uint64_t(draw);
       s = sample(p, bytes ? ws.ptr : nullptr, bytes, nullptr, SamplingOptions{row.id});
       if (s.ok()) s = runtime_status(runtime_synchronize(), "synchronize");
-      if (s.ok()) s = runtime_status(runtime_copy_to_host(tokens.data(), dtok.ptr, B * 4), "copy");
-      if (s.ok()) s = runtime_status(runtime_copy_to_host(valid.data(), dvalid.ptr, B), "copy");
-      for (int b = 0; s.ok() && b < B; ++b) {
-        const ref::FilteredDistribution& a = pr.allowed[b];
+      if (s.ok()) s = runtime_status(runtime_copy_to_host(tokens.data(), dtok.ptr, n * 4), "copy");
+      if (s.ok()) s = runtime_status(runtime_copy_to_host(valid.data(), dvalid.ptr, n), "copy");
+      for (int b = 0; s.ok() && b < n; ++b) {
+        const ref::FilteredDistribution& a = pr.allowed[b % B];
         const bool ok = a.valid ? valid[b] == 1 && a.prob_of(tokens[b]) > 0 : valid[b] == 0 && tokens[b] == 0;
         outside += !ok;
       }
@@ -98,7 +115,7 @@ inline int sampling_smoke(const TargetInfo& target) {
     const bool ok = s.ok() && outside == 0;
     failures += !ok;
     std::printf("| %s | bf16 B=%d V=%lld: greedy, top-k 20 + top-p 0.9, T 0.7 + min-p 0.1, all -inf; %d draws | "
-                "%d of %d | %s |\n", row.id, B, static_cast<long long>(V), kDraws, outside, kDraws * B,
+                "%d of %d | %s |\n", row.id, n, static_cast<long long>(V), kDraws, outside, kDraws * n,
                 ok ? "pass" : (s.ok() ? "FAIL" : s.to_string().c_str()));
   }
   for (const auto& row : TransformOp::rows()) {
