@@ -21,8 +21,6 @@ namespace dcukern::sampling_detail {
 // Elements per thread of a streamed tile: 32 registers a buffer (bf16 as packed pairs).
 template <DType DT>
 inline constexpr int kStreamItems = DT == DType::bf16 ? 64 : 32;
-// Tiles the stream asks L2 for ahead of the two in its registers.
-constexpr int kAhead = 2;
 
 // A thread's largest element of tile `base` and the lowest index holding it, folded into (word, index):
 // tiles come in index order, so an equal element of a later tile never replaces an earlier one. NaN: the
@@ -69,11 +67,6 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_stream_kernel(SamplingAr
   Tile x0, x1;
   x0.load(L, 0);
   if (tiles > 1) x1.load(L, kTileElems);
-  // Tiles kAhead past the ones in registers go into L2 (prefetch_tile; prefetch_l2 checks nothing and holds
-  // no register), so that a tile's loads find it there: a block keeps about two tiles in flight through
-  // registers alone, about 30 GB/s an SM on the H200.
-  for (int t = 2; t < 2 + kAhead; ++t)
-    if (t < tiles) prefetch_tile<DT, kItems>(a, row, int64_t(t) * kTileElems);
   const RowParams p = row_params(a, row);
   if (threadIdx.x == 0) s.n_gathered = 0;
   const uint32_t cut =
@@ -99,11 +92,9 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_stream_kernel(SamplingAr
   for (int t = 0; t < tiles; t += 2) {
     scan(x0, t);
     if (t + 2 < tiles) x0.load(L, int64_t(t + 2) * kTileElems);
-    if (t + 2 + kAhead < tiles) prefetch_tile<DT, kItems>(a, row, int64_t(t + 2 + kAhead) * kTileElems);
     if (t + 1 == tiles) break;
     scan(x1, t + 1);
     if (t + 3 < tiles) x1.load(L, int64_t(t + 3) * kTileElems);
-    if (t + 3 + kAhead < tiles) prefetch_tile<DT, kItems>(a, row, int64_t(t + 3 + kAhead) * kTileElems);
   }
 
   const bool row_nan = block_max_word(nan ? 1u : 0u, s.scan.wave_word) != 0;  // (its barrier: every append is in)
