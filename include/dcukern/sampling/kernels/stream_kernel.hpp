@@ -18,9 +18,16 @@
 
 namespace dcukern::sampling_detail {
 
-// Elements per thread of a streamed tile: 32 registers a buffer (bf16 as packed pairs).
+// Elements per thread of a streamed tile: 32 registers a buffer (bf16 as packed pairs) on CUDA, 16 on HIP,
+// whose 512-thread blocks of wave64 leave a thread 128 VGPRs on gfx906 / gfx908, where 32 spilled up to 416
+// bytes (ISA audit; not measured on AMD hardware).
+#if DCUKERN_PLATFORM_HIP
+inline constexpr int kStreamRegWords = 16;
+#else
+inline constexpr int kStreamRegWords = 32;
+#endif
 template <DType DT>
-inline constexpr int kStreamItems = DT == DType::bf16 ? 64 : 32;
+inline constexpr int kStreamItems = DT == DType::bf16 ? 2 * kStreamRegWords : kStreamRegWords;
 
 // A thread's largest element of tile `base` and the lowest index holding it, folded into (word, index):
 // tiles come in index order, so an equal element of a later tile never replaces an earlier one. NaN: the
