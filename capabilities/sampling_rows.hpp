@@ -48,9 +48,10 @@ constexpr SamplingContract streamed() {
 inline constexpr SamplingRow kSamplingRows[] = {
     {"sampling.stream.vec",
      "one block per row streams the row's tiles (bf16: 32768 elements, fp16 and fp32 16384 on CUDA; half "
-     "that on HIP) through two register buffers, 16-byte loads: top-k rows list their elements at or above a value-bin threshold from "
-     "an eighth of the row into shared memory as the tiles land, then draw (the logits read once, no second "
-     "kernel); other rows, or lists whose count misses [k, 2048]: the one-block algorithm there",
+     "that on HIP) through two register buffers, 16-byte loads: top-k rows list their elements at or above a "
+     "value-bin threshold from an eighth of the row into shared memory as the tiles land, then draw (the logits "
+     "read once, no second kernel); other rows, or lists whose count misses [k, 2048]: the one-block algorithm "
+     "there",
      0, nullptr, sampling_rows::streamed(), sampling_rows::kSplitSemantics, sampling_rows::kStreamEvidence,
      "sampling.split.vec",
      SamplingKernel::stream_vec, "sampling_stream_kernel<"},

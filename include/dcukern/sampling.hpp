@@ -70,7 +70,7 @@ inline Status sample(const SamplingParams& p, void* workspace, size_t workspace_
   s = sampling_detail::launch(row->kernel, p.logits.dtype, a, p.logits.rows, workspace, p.advance_offset, *ctx,
                               stream);
   if (!s.ok()) return s;
-  if (p.advance_offset && !sampling_detail::is_split(row->kernel))
+  if (p.advance_offset && !sampling_detail::uses_workspace(row->kernel))
     sampling_detail::sampling_advance_offset_kernel<<<1, 1, 0, stream>>>(p.offset_ptr);
   return runtime_status(runtime_last_error(), "sampling launch");
 }

@@ -87,20 +87,21 @@ Status launch_dtype(SamplingKernel kernel, DType dt, const SamplingArgs& a, cons
   return Status::unsupported(std::string("sampling: unsupported logits dtype ") + dtype_name(dt));
 }
 
-// Rows that take the caller's workspace.
-inline bool is_split(SamplingKernel k) {
+// Rows that take the caller's workspace (and advance the device offset themselves).
+inline bool uses_workspace(SamplingKernel k) {
   return k == SamplingKernel::split || k == SamplingKernel::split_vec || k == SamplingKernel::stream_vec;
 }
 
-// `workspace`: the caller's workspace, at least split_workspace_bytes(batch, V) (split rows only); the
-// split kernels advance the device offset themselves when `advance`.
+// `workspace`: the caller's workspace, at least split_workspace_bytes(batch, V) (split and stream rows only);
+// their kernels advance the device offset themselves when `advance`.
 inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int64_t batch, void* workspace,
                      bool advance, const DeviceContext& ctx, stream_t s) {
   SplitWorkspace w{};
-  if (is_split(kernel)) {  // the workspace's counters are zero (sampling_workspace_init, then every call)
+  if (uses_workspace(kernel)) {  // the workspace's counters are zero (sampling_workspace_init, then every call)
     w = split_layout(workspace, batch, a.vocab, dt, kernel == SamplingKernel::split_vec, ctx.facts.clusters);
     w.advance = advance;
-    w.thresholds = kernel != SamplingKernel::stream_vec && split_thresholds(batch, a.top_k_ptr != nullptr, a.top_k, w.tiles);
+    w.thresholds =  // (the stream kernel takes its rows' thresholds itself)
+        kernel != SamplingKernel::stream_vec && split_thresholds(batch, a.top_k_ptr != nullptr, a.top_k, w.tiles);
     if (batch > kSyncRows)  // other shapes' regions may overlap these counters (workspace.hpp)
       if (Status e = runtime_status(runtime_memset_async(workspace, 0, split_sync_bytes(batch), s), "sampling workspace");
           !e.ok())
