@@ -6,7 +6,7 @@
 //  - small V (32, 257, 1000) under every filter combination; V = 151936 concentrated and flat.
 //  - greedy = argmax (lowest index on ties); invalid rows; k > V; V of odd sizes up to 262144, B = 1024;
 //    per-row device parameters; same seed -> same bits; offsets -> independent streams; graph replay
-//    advances the device offset; a rejected call writes nothing.
+//    advances the device offset; a rejected call writes nothing; rows whose largest logit is not above 0.
 //  - every case runs the row automatic selection picks without a workspace (a one-block row) and the
 //    split row pinned (sampling.split.vec where the shape allows 16-byte loads, else sampling.split),
 //    with a workspace; most cases also the stream row (sampling.stream.vec) where 16-byte loads fit and B
@@ -350,6 +350,31 @@ TEST_CASE("split rows: a sample that misleads the threshold makes the row fall b
       rp.top_k = c.k;
       rp.top_p = c.top_p;
       for (const char* row : workspace_rows(lb)) check_distribution(lb, away_from_edges(lb.row, rp), row);
+    }
+}
+
+TEST_CASE("rows whose largest logit is not above 0: the stream row's draw finds the largest candidate") {
+  // The stream row takes a fast row's largest value from its threads' maxima, where the loads past the
+  // row's end read 0 (V = 40000: a partial last tile for every dtype): a largest value not above 0 could
+  // be such a 0, so the draw then finds the largest among the candidates instead.
+  const int64_t v = 40000;
+  std::mt19937_64 rng(23);
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  std::vector<float> base(v);
+  for (auto& x : base) x = nd(rng);
+  const float top = *std::max_element(base.begin(), base.end());
+  for (DType dt : {DType::f32, DType::bf16})
+    for (float shift : {-20.0f, -top}) {  // every logit negative; the largest exactly 0
+      std::vector<float> row(v);
+      for (int64_t i = 0; i < v; ++i)
+        row[i] = dt == DType::f32 ? base[i] + shift : ref::to_float(dt, ref::from_float(dt, base[i] + shift));
+      const Batch lb(dt, row, 64);
+      for (int64_t k : {20, 1000}) {
+        ref::SamplingRowParams rp;
+        rp.top_k = k;
+        rp.top_p = 0.9;
+        for (const char* r : workspace_rows(lb)) check_distribution(lb, away_from_edges(lb.row, rp), r);
+      }
     }
 }
 

@@ -147,27 +147,32 @@ __device__ inline void sort_candidates(int n, Shared& s) {
   }
 }
 
-// Descending sort of s.cand[0, n) (n <= kCap) whose value bins (key >> 48) lie in
-// (top_bin - kBins, top_bin], in six barriers instead of the bitonic network's ~66: a counting sort by
-// bin (bucket b = top_bin - bin; a key's place among its bucket's arrivals from one atomic), then each
-// key goes to its bucket's start plus its rank there (the number of larger keys in the bucket, counted
-// in grouped order). Keys are unique, so the result is exact and independent of the order the atomics
-// ran in. Uses s.bin_count, s.bin_mass and s.wave32: the caller must not need them. A bucket of more
-// than kRankBucket keys (near-flat rows) would make ranking dearer than sorting: then the bitonic sort
-// runs instead.
+// The top of the candidates s.cand[0, n) (unique keys, n <= kCap) into descending order in s.cand[0, m);
+// returns m: every key in a value bin (key >> 48) at or above that of the k-th largest (1 <= k <= n), so
+// the top k and the keys that share the k-th's bin. Bins lie in (top_bin - kBins, top_bin]. Six barriers
+// (against ten for a narrowing pass followed by a sort): a counting pass by bin (bucket b = top_bin - bin;
+// a key's place among its bucket's arrivals from one atomic); a scan of the bucket counts that gives each
+// bucket's start and m, the start of the first bucket past the k-th key; the kept keys (those of buckets
+// that start below k) to their bucket's start plus arrival; then each to its bucket's start plus its rank
+// there (the number of larger keys in the bucket, counted in grouped order). Keys are unique, so the
+// result is exact and independent of the order the atomics ran in. A key outside the buckets (not
+// expected), or a bucket of more than kRankBucket keys (near-flat rows, where ranking would cost more than
+// sorting): the bitonic sort of all n instead (m = n). Uses s.bin_count, s.bin_mass, s.wave32 and s.n_cand:
+// the caller must not need them.
 constexpr int kRankBucket = 256;
-__device__ inline void sort_candidates_by_bin(int n, uint32_t top_bin, Shared& s) {
+__device__ inline int sort_top_by_bin(int n, int k, uint32_t top_bin, Shared& s) {
   static_assert(kCap == kCapItems * kThreads && kCap <= 0xFFFF && kBins % kThreads == 0 && kBins >= kCap,
                 "bucket layout");
   constexpr int kPer = kBins / kThreads, kWaves = kThreads / kWarpSize;
   uint32_t* word = s.bin_count;    // per bucket: its count, then count << 16 | start
-  uint64_t* grouped = s.bin_mass;  // the keys grouped by bucket
+  uint64_t* grouped = s.bin_mass;  // the kept keys grouped by bucket
   const int tid = int(threadIdx.x), wave = tid / kWarpSize;
+  k = k < n ? k : n;
 #pragma unroll
   for (int q = 0; q < kPer; ++q) word[tid * kPer + q] = 0;
   uint64_t key[kCapItems];
   uint32_t bucket[kCapItems], arrival[kCapItems];  // bucket kBins: no key in this slot
-  bool outside = false;                            // a key outside the buckets (not expected): bitonic sort
+  bool outside = false;
 #pragma unroll
   for (int q = 0; q < kCapItems; ++q) {
     const int j = q * kThreads + tid;
@@ -176,7 +181,7 @@ __device__ inline void sort_candidates_by_bin(int n, uint32_t top_bin, Shared& s
     bucket[q] = j < n && b < uint32_t(kBins) ? b : uint32_t(kBins);
     outside = outside || (j < n && b >= uint32_t(kBins));
   }
-  if (__syncthreads_or(outside)) return sort_candidates(n, s);
+  if (__syncthreads_or(outside)) return sort_candidates(n, s), n;
 #pragma unroll
   for (int q = 0; q < kCapItems; ++q)
     if (bucket[q] < uint32_t(kBins)) arrival[q] = atomicAdd(&word[bucket[q]], 1u);
@@ -201,31 +206,37 @@ __device__ inline void sort_candidates_by_bin(int n, uint32_t top_bin, Shared& s
     start += w < wave ? s.wave32[0][w] : 0u;
     largest = s.wave32[1][w] > largest ? s.wave32[1][w] : largest;
   }
-  if (largest > uint32_t(kRankBucket)) return sort_candidates(n, s);  // the same in every thread
+  if (largest > uint32_t(kRankBucket)) return sort_candidates(n, s), n;  // the same in every thread
 #pragma unroll
   for (int q = 0; q < kPer; ++q) {
     word[tid * kPer + q] = c[q] << 16 | start;
+    if (start < uint32_t(k) && uint32_t(k) <= start + c[q]) s.n_cand = start + c[q];  // the k-th key's bucket
     start += c[q];
   }
   __syncthreads();
+  const int m = int(s.n_cand);
 #pragma unroll
   for (int q = 0; q < kCapItems; ++q)
-    if (bucket[q] < uint32_t(kBins)) grouped[(word[bucket[q]] & 0xFFFFu) + arrival[q]] = key[q];
+    if (bucket[q] < uint32_t(kBins)) {
+      const uint32_t w = word[bucket[q]];
+      if ((w & 0xFFFFu) < uint32_t(k)) grouped[(w & 0xFFFFu) + arrival[q]] = key[q];
+    }
   __syncthreads();
   // Ranks in grouped order: the lanes of a wave mostly share a bucket, so they loop alike and read the
   // same keys (broadcasts).
 #pragma unroll
   for (int q = 0; q < kCapItems; ++q) {
     const int j = q * kThreads + tid;
-    if (j >= n) continue;
-    const uint64_t k = grouped[j];
-    const uint32_t w = word[top_bin - uint32_t(k >> 48)];
+    if (j >= m) continue;
+    const uint64_t g = grouped[j];
+    const uint32_t w = word[top_bin - uint32_t(g >> 48)];
     const int first = int(w & 0xFFFFu), end = first + int(w >> 16);
     int rank = 0;
-    for (int i = first; i < end; ++i) rank += grouped[i] > k;
-    s.cand[first + rank] = k;
+    for (int i = first; i < end; ++i) rank += grouped[i] > g;
+    s.cand[first + rank] = g;
   }
   __syncthreads();
+  return m;
 }
 
 // Gather the elements `keep(t, bin, key)` accepts into s.cand and sort them; returns their number.

@@ -87,41 +87,6 @@ __device__ inline int gather_row(const SamplingArgs& a, const SplitWorkspace& w,
   return gathered(s);
 }
 
-// A fast row's candidates s.draw.cand[0, n), more than one wave draws among: keeps those in value bins
-// >= the bin of the row's k-th largest (a prefix of the sort order that still holds the top k; for small
-// k about k of them, so the draw is one wave's). Bins kWindow or more below top_bin share the last
-// count, which then keeps them all. Returns the new count; the order of the kept keys depends on timing
-// (the draw sorts them).
-static_assert(sizeof(ScanShared) <= sizeof(uint32_t) * kBins, "the scan's shared memory lies before s.draw.cand");
-__device__ inline int narrow_to_top_k(int n, int32_t k, uint32_t top_bin, SplitShared& s) {
-  uint32_t* count = s.scan.count;  // the scan's shared memory lies outside s.draw.cand
-  for (int b = threadIdx.x; b < kWindow; b += kThreads) count[b] = 0;
-  if (threadIdx.x == 0) s.n_gathered = 0;
-  __syncthreads();
-  uint64_t key[kCapItems];
-  uint32_t depth[kCapItems];
-#pragma unroll
-  for (int q = 0; q < kCapItems; ++q) {
-    const int j = q * kThreads + int(threadIdx.x);
-    key[q] = j < n ? s.draw.cand[j] : 0;
-    const uint32_t d = top_bin - uint32_t(key[q] >> 48);
-    depth[q] = d < uint32_t(kWindow) ? d : uint32_t(kWindow - 1);
-    if (j < n) atomicAdd(&count[depth[q]], 1u);
-  }
-  __syncthreads();
-  const Crossings cr = scan_crossings(count, kWindow, uint32_t(k), uint32_t(k), s.scan);  // n >= k: reached
-  uint32_t mask = 0;
-#pragma unroll
-  for (int q = 0; q < kCapItems; ++q)
-    if (q * kThreads + int(threadIdx.x) < n && depth[q] <= cr.o[0]) mask |= 1u << q;
-  uint32_t slot = wave_reserve(&s.n_gathered, uint32_t(__popc(mask)));  // every read of cand is done
-#pragma unroll
-  for (int q = 0; q < kCapItems; ++q)
-    if (mask >> q & 1u) s.draw.cand[slot++] = key[q];
-  __syncthreads();
-  return int(s.n_gathered);
-}
-
 // The row's last block, after the merge: the row's token. kListBatch: gather_lists' loads in flight.
 // kCluster: the row's first block of a cluster row, whose candidates are already in s.draw.cand.
 template <bool kVec, DType DT, int kItems, int kListBatch, bool kCluster>
@@ -138,10 +103,9 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
         n = plan_gather(w.tiles, s) ? gather_lists<kListBatch, split_list_cap(kItems)>(w, row, s)
                                     : gather_row<DT, kVec, kItems>(a, w, row, s);
       SplitPlan drawn = plan;
-      drawn.max_key = largest_candidate(n, s.draw);  // the row's largest: the candidates hold its top k
+      if (drawn.max_key == 0) drawn.max_key = largest_candidate(n, s.draw);  // the candidates hold the row's top k
       if (key_logit(drawn.max_key) == -INFINITY) return write_token(a, row, kSamplingInvalidToken, false);
-      const int kept = n > kWaveDrawCap ? narrow_to_top_k(n, p.top_k, uint32_t(drawn.max_key >> 48), s) : n;
-      return write_token(a, row, draw_candidates(drawn, p, kept, u, s.draw), true);
+      return write_token(a, row, draw_candidates(drawn, p, n, u, s.draw), true);
     }
     case SplitMode::fallback: break;
   }

@@ -72,7 +72,8 @@ enum class SplitMode : uint32_t {
   fallback,  // anything else: the row's last block runs the one-block algorithm (sample_row)
 };
 struct SplitPlan {
-  uint64_t max_key;  // the row's largest sort key (fast rows: found after the gather)
+  uint64_t max_key;  // the row's largest sort key; fast rows: 0 where not known yet (the draw finds it
+                     // among the candidates), or from the stream (its logit only)
   SplitMode mode;
 };
 
@@ -137,16 +138,18 @@ __device__ inline uint64_t largest_candidate(int n, Shared& s) {
 
 // Draw with uniform u among the row's candidates s.cand[0, n) (unsorted; 1 <= n <= kCap): elements of the
 // row that hold its top k (the draw's rules look at the first top_k of their sort order only);
-// plan.max_key: the largest of them.
+// plan.max_key: the largest of them (its value bin and logit). Few candidates (small k) the block sorts
+// whole; more, it keeps and sorts those down to the k-th largest's value bin (sort_top_by_bin). Then one
+// wave decides where at most kWaveDrawCap remain, else the block.
 __device__ inline int64_t draw_candidates(const SplitPlan& plan, const RowParams& p, int n, float u, Shared& s) {
   const RowScale sc = row_scale(key_logit(plan.max_key), p);
-  if (n <= kWaveDrawCap) {  // few candidates (small k): the block sorts them, then one wave decides
-    place_small(n, s);
+  if (n <= kWaveDrawCap) place_small(n, s);
+  else n = sort_top_by_bin(n, p.top_k, uint32_t(plan.max_key >> 48), s);
+  if (n <= kWaveDrawCap) {
     if (int(threadIdx.x) < kWarpSize) wave_draw(sc, p, row_tmin(p), n, u, s);
     __syncthreads();
     return int64_t(s.b64[1]);
   }
-  sort_candidates_by_bin(n, uint32_t(plan.max_key >> 48), s);
   return draw_sorted_candidates(sc, p, row_tmin(p), n, u, s);
 }
 

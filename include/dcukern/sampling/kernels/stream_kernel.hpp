@@ -81,7 +81,8 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_stream_kernel(SamplingAr
   __syncthreads();  // n_gathered is zero before any append
 
   bool nan = false;
-  uint32_t best_word = 0, best_index = 0xFFFFFFFFu;  // rows without a threshold
+  float top = -INFINITY;                             // rows with a threshold: the thread's largest element
+  uint32_t best_word = 0, best_index = 0xFFFFFFFFu;  // rows without one
   auto scan = [&](const Tile& x, int t) {
     const int64_t base = int64_t(t) * kTileElems;
     const bool full = base + kTileElems <= a.vocab;
@@ -92,6 +93,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_stream_kernel(SamplingAr
     }
     const float m = thread_max(x);
     nan = nan || m != m;  // a NaN is never listed: the row is invalid anyway
+    top = fmaxf(top, m);  // (the last tile's 0s past the row's end too)
     if (wave_max_word(m >= bin_floor(cut) ? 1u : 0u) == 0) return;  // wave-uniform (append_keys' reservation)
     if (full) append_keys<true>(L, base, x, cut, &s.n_gathered, s.draw.cand, uint32_t(kCap));
     else append_keys<false>(L, base, x, cut, &s.n_gathered, s.draw.cand, uint32_t(kCap));
@@ -104,8 +106,14 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_stream_kernel(SamplingAr
     if (t + 3 < tiles) x1.load(L, int64_t(t + 3) * kTileElems);
   }
 
-  const bool row_nan = block_max_word(nan ? 1u : 0u, s.scan.wave_word) != 0;  // (its barrier: every append is in)
-  uint64_t best = 0;
+  // A NaN, else the largest value the threads saw (rows with a threshold), in one reduction (its barrier:
+  // every append is in). Of a fast row that is its largest candidate's value, all the draw needs of it (its
+  // bin and logit), where it is surely an element's: the loads read 0 past the row's end, so where the last
+  // tile is partial only a value above 0. Else the draw finds it among the candidates (max_key 0).
+  const uint32_t word = block_max_word(nan ? kNaNWord : order_key(finite_logit(top)), s.scan.wave_word);
+  const bool row_nan = word == kNaNWord;
+  const bool top_known = !row_nan && (a.vocab % kTileElems == 0 || key_value(word) > 0.0f);
+  uint64_t best = top_known ? uint64_t(word) << 32 | 0xFFFFFFFFu : 0;
   if (cut == kNoThreshold)
     best = all_max(best_word == 0 ? 0 : (uint64_t(best_word) << 32) | uint64_t(0xFFFFFFFFu - best_index), s.draw);
   const SplitPlan plan = plan_row(p, row_nan, cut, s.n_gathered, best);
