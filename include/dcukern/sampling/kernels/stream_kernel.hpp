@@ -112,6 +112,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_stream_kernel(SamplingAr
   // tile is partial only a value above 0. Else the draw finds it among the candidates (max_key 0).
   const uint32_t word = block_max_word(nan ? kNaNWord : order_key(finite_logit(top)), s.scan.wave_word);
   const bool row_nan = word == kNaNWord;
+  __syncthreads();  // every read of s.scan is done: the draw's shared memory overlaps it
   const bool top_known = !row_nan && (a.vocab % kTileElems == 0 || key_value(word) > 0.0f);
   uint64_t best = top_known ? uint64_t(word) << 32 | 0xFFFFFFFFu : 0;
   if (cut == kNoThreshold)
