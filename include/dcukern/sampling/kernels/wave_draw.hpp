@@ -1,13 +1,13 @@
 // The draw among a small candidate set: the split rows' last block hands rows whose gathered candidates
-// number at most kWaveDrawCap (two per lane) to this. The whole block first puts them in sort order
-// (place_small: each key's place is the number of larger keys, counted by kThreads / kWaveDrawCap
-// threads a key, two barriers), then its first wave applies top-k, top-p, min-p and the inverse-CDF draw
-// with wave scans, broadcasts and ballots (wave_draw): the rules of draw_sorted (the block-wide draw),
-// without its ~30 barriers.
+// (or those sort_top_by_bin keeps of more) number at most kWaveDrawCap (two per lane) to this. The whole
+// block first puts them in sort order (place_small: each key's place is the number of larger keys,
+// counted by kThreads / kWaveDrawCap threads a key, two barriers; sort_top_by_bin's are sorted already),
+// then its first wave applies top-k, top-p, min-p and the inverse-CDF draw with wave scans, broadcasts and
+// ballots (wave_draw): the rules of draw_sorted (the block-wide draw), without its ~30 barriers.
 // Contract: n <= kWaveDrawCap; s.cand[0, n) holds the row's candidates (unique keys, unsorted), elements
 // of the row that hold its top k (top_k >= 2). place_small: every thread of the block. wave_draw:
-// every lane of wave 0 and no other, after place_small; the token index lands in s.b64[1] (the caller
-// synchronises the block before reading it).
+// every lane of wave 0 and no other, on the candidates in sort order; the token index lands in s.b64[1]
+// (the caller synchronises the block before reading it).
 // Determinism: keys are unique; masses are integers; the float sum of the draw runs in lane order.
 #pragma once
 #include "dcukern/platform/warp.hpp"
