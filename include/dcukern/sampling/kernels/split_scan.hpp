@@ -55,6 +55,10 @@ struct SplitShared {
   };
 };
 
+// The tiles append their candidates to draw.cand while the scan's part is in use (the threshold estimate,
+// the tile cuts): that part lies within draw.bin_count, before draw.cand.
+static_assert(sizeof(ScanShared) <= sizeof(uint32_t) * kBins, "the scan's shared memory lies before s.draw.cand");
+
 // For targets t0 and t1 (>= 1): the first position o of count[0, n) where the running count reaches the
 // target, and the count through o; {n, total} when it never does. A block of kBlock threads; n <= kBlock
 // or a multiple of it; s: shared memory with b32[4] and wave_sum[kBlock / 32].
