@@ -15,11 +15,24 @@
 
 namespace dcukern::attn_detail {
 
+// Keys a slot takes per step: 4, or for 8-row tiles (whose q, accumulators and scores hold about 200
+// registers) 2, and 1 on AMD targets without accumulation registers to spill into (gfx906, gfx10, gfx11):
+// there 2 keys put the 8-row tiles at 251-256 VGPRs, the whole of a wave's registers, and bf16 spilled
+// 132-136 bytes inside the key loop on gfx906 and gfx1030 (ISA audit: about 80 scratch accesses a step,
+// against 64 bytes of K and V a lane); with 1 key, 229-241 VGPRs and no scratch. Compiled, not measured:
+// no AMD hardware ran either form.
+#if DCUKERN_PLATFORM_HIP && !(defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx940__) || \
+                              defined(__gfx941__) || defined(__gfx942__) || defined(__gfx950__))
+constexpr int kWideTileUnroll = 1;
+#else
+constexpr int kWideTileUnroll = 2;
+#endif
+
 template <DType KVT, int kDim, int kTile>
 __global__ void __launch_bounds__(kAttnThreads) attention_grouped_kernel(AttnArgs a) {
   constexpr int kLanesPerKey = kDim / 8;
   constexpr int kSlots = kAttnThreads / kLanesPerKey;
-  constexpr int kUnroll = kTile >= 8 ? 2 : 4;
+  constexpr int kUnroll = kTile >= 8 ? kWideTileUnroll : 4;
   constexpr bool kFp8 = KVT == DType::fp8_e4m3;
   static_assert(kLanesPerKey <= kWarpSize && kAttnThreads % kLanesPerKey == 0, "a key's lanes sit in one wave");
   __shared__ __align__(16) float s_acc[kSlots][kTile][kDim];  // (finish_tile reads it in 16-byte pieces)

@@ -244,22 +244,15 @@ template <class Loader, class Keep>
 __device__ inline int gather_candidates(const Loader& L, const RowScale& sc, Keep keep, Shared& s) {
   if (threadIdx.x == 0) s.n_cand = 0;
   __syncthreads();
-  for (int64_t base = 0; base < L.vocab; base += kTile) {
-    float x[kItems];
-    L.load(base, x);
-#pragma unroll
-    for (int u = 0; u < kItems; ++u) {
-      const int64_t i = L.index(base, u);
-      if (i >= L.vocab) continue;
-      const float xv = finite_logit(x[u]);
-      const float t = sc.t(xv);
-      const uint64_t key = sort_key(xv, i);
-      if (keep(t, bin_of(t), key)) {
-        const uint32_t slot = atomicAdd(&s.n_cand, 1u);
-        if (slot < kCap) s.cand[slot] = key;
-      }
+  for_each_element(L, [&](float x, int64_t i) {
+    const float xv = finite_logit(x);
+    const float t = sc.t(xv);
+    const uint64_t key = sort_key(xv, i);
+    if (keep(t, bin_of(t), key)) {
+      const uint32_t slot = atomicAdd(&s.n_cand, 1u);
+      if (slot < kCap) s.cand[slot] = key;
     }
-  }
+  });
   __syncthreads();
   const int n = s.n_cand < kCap ? int(s.n_cand) : kCap;
   __syncthreads();

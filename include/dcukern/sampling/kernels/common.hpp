@@ -87,6 +87,21 @@ __device__ __forceinline__ float bin_floor(uint32_t bin) {
   return bin <= 0x80u ? -INFINITY : key_value(bin << 16);
 }
 
+// A parameter the caller gives either in device memory (element i of `device`: per-row arrays, and the
+// seed and offset a captured graph advances) or as a host value. On HIP the host value is pinned in a
+// register first: else the compiler selects between the two addresses and loads once, which takes a
+// private copy of the argument block (scratch memory) in every kernel that reads a parameter (ISA audit).
+template <class T>
+__device__ __forceinline__ T device_or_host(const T* device, const T& value, int64_t i) {
+#if DCUKERN_PLATFORM_HIP
+  T pinned = value;
+  asm volatile("" : "+v"(pinned));
+  return device ? device[i] : pinned;
+#else
+  return device ? device[i] : value;
+#endif
+}
+
 // Start of row `row` of the logits.
 template <DType DT>
 __device__ __forceinline__ const void* row_start(const SamplingArgs& a, int64_t row) {
@@ -154,6 +169,22 @@ struct RowLoader {
     }
   }
 };
+
+// Calls f(x, i) for every element i of the row this thread holds (x: its loaded value, NaN included),
+// tile by tile of kTile elements, in (tile, item) order: the shape of every whole-row pass of the block
+// kernels (row_passes.hpp, transform_block.hpp).
+template <class Loader, class F>
+__device__ __forceinline__ void for_each_element(const Loader& L, F f) {
+  for (int64_t base = 0; base < L.vocab; base += kTile) {
+    float x[kItems];
+    L.load(base, x);
+#pragma unroll
+    for (int u = 0; u < kItems; ++u) {
+      const int64_t i = L.index(base, u);
+      if (i < L.vocab) f(x[u], i);
+    }
+  }
+}
 
 // kN elements of a thread in registers: floats, or (kPairs) bf16 pairs as loaded, two to a 32-bit word (a
 // bf16 value is the top half of its float): half the registers, and maxima and compares take two elements

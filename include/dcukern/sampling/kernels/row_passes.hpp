@@ -19,18 +19,11 @@ template <class Loader>
 __device__ inline RowMax row_max(const Loader& L, Shared& s) {
   uint64_t best = 0;
   bool nan = false;
-  for (int64_t base = 0; base < L.vocab; base += kTile) {
-    float x[kItems];
-    L.load(base, x);
-#pragma unroll
-    for (int u = 0; u < kItems; ++u) {
-      const int64_t i = L.index(base, u);
-      if (i >= L.vocab) continue;
-      if (x[u] != x[u]) nan = true;
-      const uint64_t k = sort_key(finite_logit(x[u]), i);
-      best = k > best ? k : best;
-    }
-  }
+  for_each_element(L, [&](float x, int64_t i) {
+    if (x != x) nan = true;
+    const uint64_t k = sort_key(finite_logit(x), i);
+    best = k > best ? k : best;
+  });
   nan = __syncthreads_or(nan);
   return RowMax{all_max(best, s), nan};
 }
@@ -43,22 +36,16 @@ __device__ inline void build_histogram(const Loader& L, const RowScale& sc, bool
   }
   __syncthreads();
   uint64_t in_last = 0;  // the open last bin (mass < 2^-63.97 p_max: fixed mass 0) is only counted
-  for (int64_t base = 0; base < L.vocab; base += kTile) {
-    float x[kItems];
-    L.load(base, x);
-#pragma unroll
-    for (int u = 0; u < kItems; ++u) {
-      if (L.index(base, u) >= L.vocab) continue;
-      const float t = sc.t(finite_logit(x[u]));
-      const int b = bin_of(t);
-      if (b == kBins - 1) {
-        ++in_last;
-        continue;
-      }
-      atomicAdd(&s.bin_count[b], 1u);
-      if (with_mass) atomicAdd(reinterpret_cast<unsigned long long*>(&s.bin_mass[b]), (unsigned long long)fixed_mass(t));
+  for_each_element(L, [&](float x, int64_t) {
+    const float t = sc.t(finite_logit(x));
+    const int b = bin_of(t);
+    if (b == kBins - 1) {
+      ++in_last;
+      return;
     }
-  }
+    atomicAdd(&s.bin_count[b], 1u);
+    if (with_mass) atomicAdd(reinterpret_cast<unsigned long long*>(&s.bin_mass[b]), (unsigned long long)fixed_mass(t));
+  });
   in_last = all_sum(in_last, s);
   if (threadIdx.x == 0) s.bin_count[kBins - 1] = uint32_t(in_last);
   __syncthreads();
@@ -98,22 +85,15 @@ __device__ inline Cut find_cut(const Loader& L, const RowScale& sc, bool by_mass
       s.digit_mass[d] = 0;
     }
     __syncthreads();
-    for (int64_t base = 0; base < L.vocab; base += kTile) {
-      float x[kItems];
-      L.load(base, x);
-#pragma unroll
-      for (int u = 0; u < kItems; ++u) {
-        const int64_t i = L.index(base, u);
-        if (i >= L.vocab) continue;
-        const float xv = finite_logit(x[u]);
-        const float t = sc.t(xv);
-        const uint64_t key = sort_key(xv, i);
-        if (!in_bucket(bin_of(t), key)) continue;
-        const int d = int((key >> digit_shift) & (kDigits - 1));
-        atomicAdd(&s.digit_count[d], 1u);
-        atomicAdd(reinterpret_cast<unsigned long long*>(&s.digit_mass[d]), (unsigned long long)fixed_mass(t));
-      }
-    }
+    for_each_element(L, [&](float x, int64_t i) {
+      const float xv = finite_logit(x);
+      const float t = sc.t(xv);
+      const uint64_t key = sort_key(xv, i);
+      if (!in_bucket(bin_of(t), key)) return;
+      const int d = int((key >> digit_shift) & (kDigits - 1));
+      atomicAdd(&s.digit_count[d], 1u);
+      atomicAdd(reinterpret_cast<unsigned long long*>(&s.digit_mass[d]), (unsigned long long)fixed_mass(t));
+    });
     __syncthreads();
     const Crossing dc = find_crossing(s.digit_count, s.digit_mass, kDigits, true, by_mass, r, s);
     const int d = dc.bin < 0 ? 0 : dc.bin;

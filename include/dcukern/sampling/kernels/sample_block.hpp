@@ -25,10 +25,10 @@ struct RowParams {
 
 __device__ inline RowParams row_params(const SamplingArgs& a, int64_t row) {
   RowParams p;
-  p.temperature = a.temperature_ptr ? a.temperature_ptr[row] : a.temperature;
-  p.top_k = a.top_k_ptr ? a.top_k_ptr[row] : a.top_k;
-  p.top_p = a.top_p_ptr ? a.top_p_ptr[row] : a.top_p;
-  p.min_p = a.min_p_ptr ? a.min_p_ptr[row] : a.min_p;
+  p.temperature = device_or_host(a.temperature_ptr, a.temperature, row);
+  p.top_k = device_or_host(a.top_k_ptr, a.top_k, row);
+  p.top_p = device_or_host(a.top_p_ptr, a.top_p, row);
+  p.min_p = device_or_host(a.min_p_ptr, a.min_p, row);
   using R = SamplingRowRule;
   p.ok = R::temperature_ok(p.temperature) && R::top_k_ok(p.top_k) && R::top_p_ok(p.top_p) && R::min_p_ok(p.min_p);
   return p;
@@ -110,8 +110,8 @@ __device__ inline int64_t sample_from_candidates(const Loader& L, const RowScale
 
 // The uniform of this row's draw.
 __device__ inline float row_uniform(const SamplingArgs& a, int64_t row) {
-  const uint64_t seed = a.seed_ptr ? *a.seed_ptr : a.seed;
-  const uint64_t offset = a.offset_ptr ? *a.offset_ptr : a.offset;
+  const uint64_t seed = device_or_host(a.seed_ptr, a.seed, 0);
+  const uint64_t offset = device_or_host(a.offset_ptr, a.offset, 0);
   return sampling_uniform(seed, offset, uint32_t(row));
 }
 

@@ -199,16 +199,13 @@ __device__ __forceinline__ float thread_max(const Tile& x) {
 
 constexpr uint32_t kNaNWord = 0xFFFFFFFFu;  // above the order key of every non-NaN float
 
-// The order key of the tile's largest element (every element -inf counts), or kNaNWord when the tile
-// holds a NaN. A full tile takes thread_max; the last tile a max and a test per element. Threads holding
-// the maximum then search their elements for its first index and fold it into s.first_index (atomicMin,
-// read after a later barrier).
-// thread_word: the order key of this thread's largest element (0: it holds none).
+// This thread's largest element of tile `base` inside the row; any: it holds one; bad: it holds a NaN (the
+// value returned is then not to be used). A full tile takes thread_max; the last tile a max and a test per
+// element.
 template <bool kFull, class Loader, class Tile>
-__device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base, const Tile& x, uint32_t& thread_word,
-                                                  ScanShared& s) {
+__device__ __forceinline__ float thread_tile_max(const Loader& L, int64_t base, const Tile& x, bool& any, bool& bad) {
   float m = -INFINITY;
-  bool any = kFull, bad = false;
+  any = kFull, bad = false;
   if constexpr (kFull) {
     m = thread_max(x);
     bad = m != m;
@@ -221,6 +218,18 @@ __device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base,
       any = true;
     }
   }
+  return m;
+}
+
+// The order key of the tile's largest element (every element -inf counts), or kNaNWord when the tile
+// holds a NaN (thread_tile_max per thread). Threads holding the maximum then search their elements for its
+// first index and fold it into s.first_index (atomicMin, read after a later barrier).
+// thread_word: the order key of this thread's largest element (0: it holds none).
+template <bool kFull, class Loader, class Tile>
+__device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base, const Tile& x, uint32_t& thread_word,
+                                                  ScanShared& s) {
+  bool bad, any;
+  const float m = thread_tile_max<kFull>(L, base, x, any, bad);
   thread_word = !any ? 0u : bad ? kNaNWord : order_key(finite_logit(m));
   const uint32_t word = block_max_word(thread_word, s.wave_word);
   if (word != kNaNWord && thread_word == word) {

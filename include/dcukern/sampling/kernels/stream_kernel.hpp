@@ -35,20 +35,8 @@ inline constexpr int kStreamItems = DT == DType::bf16 ? 2 * kStreamRegWords : kS
 template <bool kFull, class Loader, class Tile>
 __device__ __forceinline__ void fold_thread_best(const Loader& L, int64_t base, const Tile& x, uint32_t& word,
                                                  uint32_t& index, bool& nan) {
-  float m = -INFINITY;
-  bool any = kFull, bad = false;
-  if constexpr (kFull) {
-    m = thread_max(x);
-    bad = m != m;
-  } else {
-#pragma unroll
-    for (int u = 0; u < Tile::kCount; ++u) {
-      if (L.index(base, u) >= L.vocab) continue;
-      m = fmaxf(m, x[u]);  // ignores NaN; the test below sees it
-      bad = bad || x[u] != x[u];
-      any = true;
-    }
-  }
+  bool bad, any;
+  const float m = thread_tile_max<kFull>(L, base, x, any, bad);
   nan = nan || bad;
   if (!any || bad) return;
   const uint32_t w = order_key(finite_logit(m));

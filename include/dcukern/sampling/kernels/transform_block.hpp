@@ -52,38 +52,24 @@ __device__ __forceinline__ void store_value(void* row, int64_t i, float v) {
 template <class Loader, class F>
 __device__ inline float row_sum(const Loader& L, const RowScale& sc, F f, Shared& s) {
   float sum = 0.0f;
-  for (int64_t base = 0; base < L.vocab; base += kTile) {
-    float x[kItems];
-    L.load(base, x);
-#pragma unroll
-    for (int u = 0; u < kItems; ++u) {
-      const int64_t i = L.index(base, u);
-      if (i < L.vocab) sum += f(sc.t(finite_logit(x[u])), sort_key(finite_logit(x[u]), i));
-    }
-  }
+  for_each_element(L, [&](float x, int64_t i) { sum += f(sc.t(finite_logit(x)), sort_key(finite_logit(x), i)); });
   return all_sum(sum, s);
 }
 
 // Write pass: out[i] = f(t, key, loaded value).
 template <DType ODT, class Loader, class F>
 __device__ inline void write_row(const Loader& L, const RowScale& sc, void* out, F f) {
-  for (int64_t base = 0; base < L.vocab; base += kTile) {
-    float x[kItems];
-    L.load(base, x);
-#pragma unroll
-    for (int u = 0; u < kItems; ++u) {
-      const int64_t i = L.index(base, u);
-      if (i < L.vocab) store_value<ODT>(out, i, f(sc.t(finite_logit(x[u])), sort_key(finite_logit(x[u]), i), x[u]));
-    }
-  }
+  for_each_element(L, [&](float x, int64_t i) {
+    store_value<ODT>(out, i, f(sc.t(finite_logit(x)), sort_key(finite_logit(x), i), x));
+  });
 }
 
 template <RowTransform kOp, DType ODT, class Loader>
 __device__ inline void transform_row(const Loader& L, const TransformArgs& a, int64_t row, void* out, Shared& s) {
   using R = SamplingRowRule;
-  const float temperature = a.temperature_ptr ? a.temperature_ptr[row] : a.temperature;
-  const int32_t top_k = a.top_k_ptr ? a.top_k_ptr[row] : a.top_k;
-  const float top_p = a.top_p_ptr ? a.top_p_ptr[row] : a.top_p;
+  const float temperature = device_or_host(a.temperature_ptr, a.temperature, row);
+  const int32_t top_k = device_or_host(a.top_k_ptr, a.top_k, row);
+  const float top_p = device_or_host(a.top_p_ptr, a.top_p, row);
   const bool ok = R::temperature_ok(temperature) && R::top_k_ok(top_k) && R::top_p_ok(top_p);
   constexpr bool kMask = kOp == RowTransform::top_k_mask_logits;
   constexpr bool kProbs = kOp == RowTransform::top_k_renorm_probs || kOp == RowTransform::top_p_renorm_probs;
