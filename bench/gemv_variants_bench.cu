@@ -74,7 +74,7 @@ void register_all() {
   add_rowwise<4, 0, NextLaunch::at_exit>();  // first: also brings the clocks up before the sweep proper
   // Names: w warps, g row groups, u k-steps a group, t row tiles, db double-buffered groups, p prefetch
   // bytes, and when the next kernel may launch: s at the start of a block, e at exit, else after the
-  // block's last loads.
+  // block's last loads; bB: registers bounded for B blocks per SM.
   constexpr auto kStart = NextLaunch::at_start, kExit = NextLaunch::at_exit;
   add_mma<MmaConfig<8, 4, 1, false, false, 0, kExit>>("w8u4t1p0e");
   add_mma<MmaConfig<8, 4, 1, false, false, 2048, kStart>>("w8u4t1p2048s");
@@ -91,6 +91,8 @@ void register_all() {
   add_mma<MmaConfig<8, 2, 1, false, true, 2048, NextLaunch::after_loads, 2>>("w8g2u2t1db");
   add_mma<MmaConfig<16, 2, 1, false, true, 2048, NextLaunch::after_loads, 4>>("w16g4u2t1db");
   add_mma<MmaConfig<8, 2, 1, false, true, 2048, NextLaunch::after_loads, 4>>("w8g4u2t1db");
+  add_mma<MmaConfig<4, 2, 1, false, true, 2048, NextLaunch::after_loads, 1, 4>>("w4u2t1dbb4");
+  add_mma<MmaConfig<4, 3, 1, false, true, 2048, NextLaunch::after_loads, 1, 4>>("w4u3t1dbb4");
   add_rowwise<2, 0, kExit>();
   add_rowwise<2, 0>();
   add_rowwise<2, 2048, kExit>();

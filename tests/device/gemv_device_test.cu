@@ -1,6 +1,7 @@
 // GEMV device tests: every row this device can run, against the host reference, over the edges of the
 // contract: M, K in {1, 7, 40, 64, 255, 1000, 4103, 5120, 17408}, N in 1..16, fp16/bf16, bias/no bias,
-// padded strides, misaligned pointers; rejection writes nothing; graph replay gives the bits of eager runs.
+// padded strides, misaligned pointers; N > 8 shapes the mma row runs through its register-bounded instance;
+// rejection writes nothing; graph replay gives the bits of eager runs.
 // DCUKERN_TEST_QUICK=1 runs a smaller set (M, K <= 1031, fewer N) for compute-sanitizer runs.
 #include <algorithm>
 #include <cmath>
@@ -219,6 +220,35 @@ TEST_CASE("padded strides and misaligned pointers") {
   MESSAGE("padded / misaligned: " << runs << " kernel runs checked");
   CHECK(runs > 0);
 }
+
+#if DCUKERN_PLATFORM_CUDA
+// The mma row's N > 8 launch takes its register-bounded instance where the unbounded one's blocks need a
+// second round of the device and the bounded one's fit in one (gemv_detail::mma_wide_bounded): a row count
+// 3.5 rounds of 16-row blocks per compute unit deep (qkv's 7168 on the H200), odd, is such a call there.
+TEST_CASE("N > 8 calls that the mma row runs through its register-bounded instance") {
+  const DeviceContext* ctx = nullptr;
+  REQUIRE(current_device_context(&ctx).ok());
+  const int64_t cus = ctx->facts.compute_units;
+  int64_t m = 0;
+  for (int64_t candidate : {16 * (7 * cus / 2) + 5, int64_t(7168) + 5, 16 * (3 * cus) + 21})
+    if (!m && gemv_detail::mma_wide_bounded<DType::bf16>(candidate, *ctx) &&
+        gemv_detail::mma_wide_bounded<DType::f16>(candidate, *ctx))
+      m = candidate;
+  if (!m) {
+    MESSAGE("no row count takes the bounded instance on this device: nothing to check");
+    return;
+  }
+  std::mt19937_64 rng(17);
+  int runs = 0;
+  for (DType dt : {DType::f16, DType::bf16})
+    for (int64_t k : {int64_t(1000), int64_t(5120)}) {
+      Problem pr(dt, m, k, Layout::dense, rng);
+      check_problem(pr, Layout::dense, rng, &runs);
+    }
+  MESSAGE("M = " << m << ": " << runs << " kernel runs checked");
+  CHECK(runs > 0);
+}
+#endif
 
 TEST_CASE("a rejected call writes nothing") {
   std::mt19937_64 rng(3);

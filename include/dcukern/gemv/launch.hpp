@@ -2,6 +2,8 @@
 // bucket), each switch ending in an explicit error.
 #pragma once
 #include <algorithm>
+#include <array>
+#include <atomic>
 
 #include "dcukern/gemv/kernels/generic.hpp"
 #include "dcukern/gemv/kernels/mma.hpp"
@@ -35,6 +37,47 @@ Status launch_rowwise(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
                              grid_size(ceil_div(a.m, waves_per_block)), 256, s, a);
 }
 
+#if DCUKERN_PLATFORM_CUDA
+// gemv.mma's configurations, chosen by bench/gemv_variants_bench on sm_90
+// (capabilities/evidence/gemv-variants-sm_90.json): 4 warps a block, double-buffered groups of 3 (N <= 8)
+// or 2 (N <= 16) k-steps, the next kernel launched after each block's last loads.
+using MmaNarrowCfg = MmaConfig<4, 3, 1, false, true>;  // N <= 8 (128 registers on sm_90: 4 blocks an SM)
+using MmaWideCfg = MmaConfig<4, 2, 1, false, true>;    // N <= 16 (138 registers on sm_90: 3 blocks an SM)
+// The same with its registers bounded for 4 blocks an SM (128 on sm_90, 24 bytes spilled).
+using MmaWideBoundedCfg = MmaConfig<4, 2, 1, false, true, kWPrefetchBytes, NextLaunch::after_loads, 1, 4>;
+
+// Blocks of gemv_mma_kernel<DT, 2, Cfg> one SM of the context's device (the current one) holds, 0 where the
+// runtime cannot say; asked once per device (later calls read the answer, lock-free).
+template <DType DT, class Cfg>
+int mma_wide_resident(const DeviceContext& ctx) {
+  static std::array<std::atomic<int>, 64> known{};  // blocks + 1; 0: not asked yet (current_device_context: < 64)
+  std::atomic<int>& slot = known[static_cast<size_t>(ctx.device)];
+  if (const int k = slot.load(std::memory_order_relaxed)) return k - 1;
+  int blocks = 0;
+  if (runtime_resident_blocks(&blocks, reinterpret_cast<const void*>(&gemv_mma_kernel<DT, 2, Cfg>), Cfg::kThreads,
+                              0) != kRuntimeSuccess) {
+    (void)runtime_last_error();
+    blocks = 0;
+  }
+  slot.store(blocks + 1, std::memory_order_relaxed);
+  return blocks;
+}
+
+// Whether an N > 8 call of m rows takes the bounded instance: where the unbounded one's blocks (one per 16
+// rows) need more than one round of the device and the bounded one's fit in one. Such a second round
+// is short of blocks: most SMs idle while a few finish. Measured on the H200 (bf16, one run): qkv (7168
+// rows, 448 blocks: 396 a round unbounded, 528 bounded) 30.1 -> 22.9 us at N = 16; where both take
+// one round or many, the bounded instance is the slower (o and down 1-2 %, gate_up 1 %, lm_head 5 %).
+template <DType DT>
+bool mma_wide_bounded(int64_t m, const DeviceContext& ctx) {
+  static_assert(MmaWideCfg::kRows == MmaWideBoundedCfg::kRows, "the same blocks");
+  const int64_t blocks = ceil_div(m, MmaWideCfg::kRows), cus = ctx.facts.compute_units;
+  if (blocks <= cus) return false;  // one round either way (3 blocks or more an SM)
+  return blocks > cus * mma_wide_resident<DT, MmaWideCfg>(ctx) &&
+         blocks <= cus * mma_wide_resident<DT, MmaWideBoundedCfg>(ctx);
+}
+#endif
+
 template <DType DT>
 Status launch(GemvKernel kernel, const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
   const int64_t waves_per_block = 256 / ctx.facts.wave_size;
@@ -60,16 +103,15 @@ Status launch(GemvKernel kernel, const GemvArgs& a, const DeviceContext& ctx, st
 #endif
 #if DCUKERN_PLATFORM_CUDA
     case GemvKernel::mma: {
-      // Configurations chosen by bench/gemv_variants_bench on sm_90 (capabilities/evidence/gemv-variants-sm_90.json):
-      // 4 warps a block, double-buffered groups of 3 (N <= 8) or 2 (N <= 16) k-steps, the next kernel
-      // launched after each block's last loads.
-      using NarrowCfg = MmaConfig<4, 3, 1, false, true>;  // N <= 8
-      using WideCfg = MmaConfig<4, 2, 1, false, true>;    // N <= 16
       if (a.n <= 8)
-        return launch_dependent_on(ctx, "gemv launch", gemv_mma_kernel<DT, 1, NarrowCfg>,
-                                   grid_size(ceil_div(a.m, NarrowCfg::kRows)), NarrowCfg::kThreads, s, a);
-      return launch_dependent_on(ctx, "gemv launch", gemv_mma_kernel<DT, 2, WideCfg>,
-                                 grid_size(ceil_div(a.m, WideCfg::kRows)), WideCfg::kThreads, s, a);
+        return launch_dependent_on(ctx, "gemv launch", gemv_mma_kernel<DT, 1, MmaNarrowCfg>,
+                                   grid_size(ceil_div(a.m, MmaNarrowCfg::kRows)), MmaNarrowCfg::kThreads, s, a);
+      if (mma_wide_bounded<DT>(a.m, ctx))
+        return launch_dependent_on(ctx, "gemv launch", gemv_mma_kernel<DT, 2, MmaWideBoundedCfg>,
+                                   grid_size(ceil_div(a.m, MmaWideBoundedCfg::kRows)), MmaWideBoundedCfg::kThreads, s,
+                                   a);
+      return launch_dependent_on(ctx, "gemv launch", gemv_mma_kernel<DT, 2, MmaWideCfg>,
+                                 grid_size(ceil_div(a.m, MmaWideCfg::kRows)), MmaWideCfg::kThreads, s, a);
     }
 #endif
     default: break;

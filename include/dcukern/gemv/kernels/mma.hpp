@@ -22,11 +22,15 @@ namespace dcukern::gemv_detail {
 // flight during its math. kPrefetch: bytes of each row head of the block's first tile asked of L2 before
 // the dependent-launch wait (begin_gemv). kRowGroups: the block's warps form this many groups, each over
 // its own kMTiles tiles (the block's rows) with the group's kWarps / kRowGroups warps splitting K; the
-// groups read the same x at the same time (one SM's L1 serves the repeats).
+// groups read the same x at the same time (one SM's L1 serves the repeats). kMinBlocks: blocks per SM the
+// compiler must leave registers for (DCUKERN_CUDA_MIN_BLOCKS), 0 for no bound. (Not 1: a bound of one block
+// lets ptxas spend more registers than no bound does: 164 and 186 against 128 and 138 for the defaults.)
 template <int kWarps_, int kUnroll_, int kMTiles_, bool kRunOfSteps_ = false, bool kDoubleBuffer_ = false,
-          int kPrefetch_ = kWPrefetchBytes, NextLaunch kNext_ = NextLaunch::after_loads, int kRowGroups_ = 1>
+          int kPrefetch_ = kWPrefetchBytes, NextLaunch kNext_ = NextLaunch::after_loads, int kRowGroups_ = 1,
+          int kMinBlocks_ = 0>
 struct MmaConfig {
   static constexpr int kWarps = kWarps_, kUnroll = kUnroll_, kMTiles = kMTiles_, kRowGroups = kRowGroups_;
+  static constexpr int kMinBlocks = kMinBlocks_;
   static constexpr bool kRunOfSteps = kRunOfSteps_, kDoubleBuffer = kDoubleBuffer_;
   static constexpr int kPrefetch = kPrefetch_;
   static constexpr NextLaunch kNext = kNext_;
@@ -43,7 +47,7 @@ struct GroupRegs {
 
 // kNT: tiles of 8 along N (1: N <= 8, 2: N <= 16).
 template <DType DT, int kNT, class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads) gemv_mma_kernel(GemvArgs a) {
+__global__ void __launch_bounds__(Cfg::kThreads, DCUKERN_CUDA_MIN_BLOCKS(Cfg::kMinBlocks)) gemv_mma_kernel(GemvArgs a) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16
   constexpr int kWarps = Cfg::kWarps, kUnroll = Cfg::kUnroll, kMT = Cfg::kMTiles, kKWarps = Cfg::kKWarps;
   __shared__ float partial[kWarps][Cfg::kGroupRows][8 * kNT];
