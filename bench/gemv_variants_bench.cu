@@ -40,15 +40,15 @@ void bench_mma(benchmark::State& st, Shape s, int n) {
   report(st, us, b);
 }
 
-template <int kUnroll, int kPrefetch, NextLaunch kNext>
+template <int kUnroll, int kPrefetch, NextLaunch kNext, int kMinBlocks>
 void bench_rowwise(benchmark::State& st, Shape s) {
   constexpr DType dt = DType::bf16;
   Buffers b(dt, s, 1);
   double us = 0;
   for (auto _ : st)
     us = graph_time_us(b.copies, [&](stream_t stream, int c) {
-      BENCH_RT(launch_dependent(true, 0, gemv_rowwise_kernel<FmaDot, dt, kUnroll, kPrefetch, kNext>,
-                                dim3(unsigned((b.m + 7) / 8)), 256, 0, stream, args(b, dt, c)));
+      BENCH_RT(launch_dependent(true, 0, gemv_rowwise_kernel<FmaDot, dt, kUnroll, kPrefetch, kNext, kMinBlocks>,
+                                dim3(unsigned((b.m + 7) / 8)), kRowwiseThreads, 0, stream, args(b, dt, c)));
     });
   report(st, us, b);
 }
@@ -61,12 +61,13 @@ void add_mma(const char* name) {
           (std::string("mma/") + name + "/" + s.name + "/N" + std::to_string(n)).c_str(), bench_mma<Cfg>, s, n)
           ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
 }
-template <int kUnroll, int kPrefetch = kWPrefetchBytes, NextLaunch kNext = NextLaunch::after_loads>
+template <int kUnroll, int kPrefetch = kWPrefetchBytes, NextLaunch kNext = NextLaunch::after_loads, int kMinBlocks = 0>
 void add_rowwise() {
   const std::string name = "rowwise/u" + std::to_string(kUnroll) + "p" + std::to_string(kPrefetch) +
-                           (kNext == NextLaunch::at_exit ? "e" : kNext == NextLaunch::at_start ? "s" : "") + "/";
+                           (kNext == NextLaunch::at_exit ? "e" : kNext == NextLaunch::at_start ? "s" : "") +
+                           (kMinBlocks ? "b" + std::to_string(kMinBlocks) : std::string()) + "/";
   for (const Shape& s : kShapes)
-    benchmark::RegisterBenchmark((name + s.name).c_str(), bench_rowwise<kUnroll, kPrefetch, kNext>, s)
+    benchmark::RegisterBenchmark((name + s.name).c_str(), bench_rowwise<kUnroll, kPrefetch, kNext, kMinBlocks>, s)
         ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
 }
 
@@ -74,7 +75,7 @@ void register_all() {
   add_rowwise<4, 0, NextLaunch::at_exit>();  // first: also brings the clocks up before the sweep proper
   // Names: w warps, g row groups, u k-steps a group, t row tiles, db double-buffered groups, p prefetch
   // bytes, and when the next kernel may launch: s at the start of a block, e at exit, else after the
-  // block's last loads; bB: registers bounded for B blocks per SM.
+  // block's last loads; bB: registers bounded for B blocks per SM (else none).
   constexpr auto kStart = NextLaunch::at_start, kExit = NextLaunch::at_exit;
   add_mma<MmaConfig<8, 4, 1, false, false, 0, kExit>>("w8u4t1p0e");
   add_mma<MmaConfig<8, 4, 1, false, false, 2048, kStart>>("w8u4t1p2048s");
@@ -98,6 +99,8 @@ void register_all() {
   add_rowwise<2, 2048, kExit>();
   add_rowwise<2>();
   add_rowwise<2, 2048, kStart>();
+  add_rowwise<2, 2048, kExit, 8>();
+  add_rowwise<4, 2048, kExit, 8>();
 }
 
 }  // namespace

@@ -32,9 +32,9 @@ void launch_splitk(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
 // device has them (launch_dependent_on); the others launch the ordinary way.
 template <template <DType> class Dot, DType DT>
 Status launch_rowwise(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
-  const int64_t waves_per_block = 256 / ctx.facts.wave_size;
+  const int64_t waves_per_block = kRowwiseThreads / ctx.facts.wave_size;
   return launch_dependent_on(ctx, "gemv launch", gemv_rowwise_kernel<Dot, DT>,
-                             grid_size(ceil_div(a.m, waves_per_block)), 256, s, a);
+                             grid_size(ceil_div(a.m, waves_per_block)), kRowwiseThreads, s, a);
 }
 
 #if DCUKERN_PLATFORM_CUDA

@@ -16,12 +16,24 @@ constexpr int kRowwiseUnroll = 2;
 constexpr int kRowwiseUnroll = 4;
 #endif
 
+// Threads a block, declared to the compiler on CUDA: with the bound of 256, ptxas gives the kernel 32
+// registers on sm_90 (40 without one: 6 blocks an SM), so 8 blocks, the SM's whole 64 warps, fit and up to
+// 64 rows an SM take one round of blocks (qkv's 7168 on the H200: 896 blocks, against 792 a round before
+// and a second, short round). kMinBlocks (DCUKERN_CUDA_MIN_BLOCKS; 0: none) asks for that many blocks an SM
+// outright: 8 gives the same 32 registers, and ran 0-1 % slower (gemv_variants_bench: u2p2048eb8).
+constexpr int kRowwiseThreads = 256;
+constexpr int kRowwiseMinBlocks = 0;
+
 // kNext: the next kernel launches when this one ends (sm_90: letting it launch after the block's loads,
 // or at its start, cost down and o 11-14 % and gained under 1 % elsewhere;
 // capabilities/evidence/gemv-variants-sm_90.json).
 template <template <DType> class Dot, DType DT, int kUnroll = kRowwiseUnroll, int kPrefetch = kWPrefetchBytes,
-          NextLaunch kNext = NextLaunch::at_exit>
-__global__ void gemv_rowwise_kernel(GemvArgs a) {
+          NextLaunch kNext = NextLaunch::at_exit, int kMinBlocks = kRowwiseMinBlocks>
+__global__ void
+#if DCUKERN_PLATFORM_CUDA  // (AMD builds keep the compiler's own register choice: no bound measured there)
+__launch_bounds__(kRowwiseThreads, DCUKERN_CUDA_MIN_BLOCKS(kMinBlocks))
+#endif
+gemv_rowwise_kernel(GemvArgs a) {
   using D = Dot<DT>;
   if constexpr (!D::kAvailable) {
     unreachable_on_this_target();
