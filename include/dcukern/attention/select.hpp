@@ -11,10 +11,8 @@
 
 namespace dcukern {
 
-struct AttentionOp {
-  using Row = capabilities::AttentionRow;
-  static constexpr std::size_t kRowCount = std::size(capabilities::kAttentionRows);
-  static constexpr const Row (&rows())[kRowCount] { return capabilities::kAttentionRows; }
+struct AttentionOp
+    : RowTable<capabilities::AttentionRow, std::size(capabilities::kAttentionRows), capabilities::kAttentionRows> {
   // Whether this build holds the kernel: the mma kernels only in CUDA builds (a host-only build answers for
   // a device build of the target).
   static constexpr bool compiled_in(AttentionKernel k) {
@@ -35,9 +33,9 @@ inline const capabilities::AttentionRow* find_attention_row(const char* id) { re
 inline Status select_attention(const AttentionParams& p, bool has_workspace, const TargetInfo& target,
                                const char* id, const capabilities::AttentionRow** row, AttentionCall* call,
                                Explanation* why = nullptr) {
-  if (Status s = validate_attention(p, call); !s.ok()) return s;
-  call->has_workspace = has_workspace;
-  return choose_row<AttentionOp>("attention", *call, target, id, row, why);
+  return validate_and_choose<AttentionOp, AttentionCall>(
+      "attention", p, validate_attention, target, id, row, why,
+      [&](AttentionCall& c) { c.has_workspace = has_workspace; }, call);
 }
 
 }  // namespace dcukern

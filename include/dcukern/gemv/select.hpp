@@ -9,10 +9,7 @@
 
 namespace dcukern {
 
-struct GemvOp {
-  using Row = capabilities::GemvRow;
-  static constexpr std::size_t kRowCount = std::size(capabilities::kGemvRows);
-  static constexpr const Row (&rows())[kRowCount] { return capabilities::kGemvRows; }
+struct GemvOp : RowTable<capabilities::GemvRow, std::size(capabilities::kGemvRows), capabilities::kGemvRows> {
   // Whether this build holds the kernel (a host-only build answers for a device build of the target).
   static constexpr bool compiled_in(GemvKernel k) {
 #if DCUKERN_PLATFORM_HIP
@@ -32,17 +29,13 @@ inline const capabilities::GemvRow* find_gemv_row(const char* id) { return find_
 // Validate the call and choose its row for `target`; *row is never null on success.
 inline Status select_gemv(const GemvParams& p, const TargetInfo& target, const capabilities::GemvRow** row,
                           Explanation* why = nullptr) {
-  GemvCall call;
-  if (Status s = validate_gemv(p, &call); !s.ok()) return s;
-  return choose_row<GemvOp>("gemv", call, target, nullptr, row, why);
+  return validate_and_choose<GemvOp, GemvCall>("gemv", p, validate_gemv, target, nullptr, row, why);
 }
 
 // Validate the call and check that the row `id` can run it on `target` (used to pin a row).
 inline Status check_gemv_row(const GemvParams& p, const TargetInfo& target, const char* id,
                              const capabilities::GemvRow** row) {
-  GemvCall call;
-  if (Status s = validate_gemv(p, &call); !s.ok()) return s;
-  return choose_row<GemvOp>("gemv", call, target, id, row, nullptr);
+  return validate_and_choose<GemvOp, GemvCall>("gemv", p, validate_gemv, target, id, row, nullptr);
 }
 
 }  // namespace dcukern

@@ -73,6 +73,15 @@ struct HitCounters {
   static uint64_t hits(std::size_t row) { return counters()[row].load(std::memory_order_relaxed); }
 };
 
+// An op's table of rows as the functions below read it: Op::Row, Op::kRowCount, Op::rows(). An op
+// derives from it and adds compiled_in(kernel).
+template <class RowT, std::size_t N, const RowT (&kTable)[N]>
+struct RowTable {
+  using Row = RowT;
+  static constexpr std::size_t kRowCount = N;
+  static constexpr const Row (&rows())[N] { return kTable; }
+};
+
 // Op supplies: Op::rows() (array of rows), Op::kRowCount, Op::compiled_in(kernel), and the call type
 // with contract.check(call) -> const char* reason (nullptr = accepted).
 template <class Op, class Call>
@@ -146,6 +155,24 @@ Status choose_row(const char* op, const Call& call, const TargetInfo& target, co
     if (const char* r = (*row)->contract.check(call)) reason = r;
   if (!reason.empty()) return Status::unsupported(std::string(op) + ": row " + id + " cannot run this call: " + reason);
   return Status::success();
+}
+
+// Validates `p` into a call (validate(p, &call): the op's contract-independent checks), lets
+// `prepare(call)` add what the caller knows beyond p (e.g. that it passes a workspace), then choose_row;
+// `call_out`, where given, receives the call. The body of every op's select and check functions.
+struct NoPrepare {
+  template <class Call>
+  void operator()(Call&) const {}
+};
+template <class Op, class Call, class Params, class Validate, class Prepare = NoPrepare>
+Status validate_and_choose(const char* op, const Params& p, Validate validate, const TargetInfo& target,
+                           const char* id, const typename Op::Row** row, Explanation* why,
+                           Prepare prepare = Prepare{}, Call* call_out = nullptr) {
+  Call call;
+  if (Status s = validate(p, &call); !s.ok()) return s;
+  prepare(call);
+  if (call_out) *call_out = call;
+  return choose_row<Op>(op, call, target, id, row, why);
 }
 
 }  // namespace dcukern

@@ -10,10 +10,8 @@
 
 namespace dcukern {
 
-struct SamplingOp {
-  using Row = capabilities::SamplingRow;
-  static constexpr std::size_t kRowCount = std::size(capabilities::kSamplingRows);
-  static constexpr const Row (&rows())[kRowCount] { return capabilities::kSamplingRows; }
+struct SamplingOp
+    : RowTable<capabilities::SamplingRow, std::size(capabilities::kSamplingRows), capabilities::kSamplingRows> {
   // Both kernels are portable: every device build holds them.
   static constexpr bool compiled_in(SamplingKernel) { return true; }
 };
@@ -25,19 +23,15 @@ inline const capabilities::SamplingRow* find_sampling_row(const char* id) { retu
 inline Status select_sampling(const SamplingParams& p, const TargetInfo& target,
                               const capabilities::SamplingRow** row, Explanation* why = nullptr,
                               bool has_workspace = false) {
-  SamplingCall call;
-  if (Status s = validate_sampling(p, &call); !s.ok()) return s;
-  call.has_workspace = has_workspace;
-  return choose_row<SamplingOp>("sampling", call, target, nullptr, row, why);
+  return validate_and_choose<SamplingOp, SamplingCall>("sampling", p, validate_sampling, target, nullptr, row, why,
+                                                       [&](SamplingCall& c) { c.has_workspace = has_workspace; });
 }
 
 // Validate the call and check that the row `id` can run it on `target` (used to pin a row).
 inline Status check_sampling_row(const SamplingParams& p, const TargetInfo& target, const char* id,
                                  const capabilities::SamplingRow** row, bool has_workspace = false) {
-  SamplingCall call;
-  if (Status s = validate_sampling(p, &call); !s.ok()) return s;
-  call.has_workspace = has_workspace;
-  return choose_row<SamplingOp>("sampling", call, target, id, row, nullptr);
+  return validate_and_choose<SamplingOp, SamplingCall>("sampling", p, validate_sampling, target, id, row, nullptr,
+                                                       [&](SamplingCall& c) { c.has_workspace = has_workspace; });
 }
 
 // Bytes of workspace the split rows need for a call of p's shape (B, V); 0 for an invalid shape.

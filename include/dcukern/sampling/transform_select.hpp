@@ -8,10 +8,8 @@
 
 namespace dcukern {
 
-struct TransformOp {
-  using Row = capabilities::TransformRow;
-  static constexpr std::size_t kRowCount = std::size(capabilities::kTransformRows);
-  static constexpr const Row (&rows())[kRowCount] { return capabilities::kTransformRows; }
+struct TransformOp
+    : RowTable<capabilities::TransformRow, std::size(capabilities::kTransformRows), capabilities::kTransformRows> {
   static constexpr bool compiled_in(TransformKernel) { return true; }  // portable kernels
 };
 
@@ -20,9 +18,8 @@ struct TransformOp {
 inline Status select_row_transform(RowTransform t, const RowTransformParams& p, const TargetInfo& target,
                                    const char* id, const capabilities::TransformRow** row,
                                    Explanation* why = nullptr) {
-  SamplingCall call;
-  if (Status s = validate_row_transform(t, p, &call); !s.ok()) return s;
-  return choose_row<TransformOp>(row_transform_name(t), call, target, id, row, why);
+  auto validate = [t](const RowTransformParams& q, SamplingCall* call) { return validate_row_transform(t, q, call); };
+  return validate_and_choose<TransformOp, SamplingCall>(row_transform_name(t), p, validate, target, id, row, why);
 }
 
 }  // namespace dcukern
