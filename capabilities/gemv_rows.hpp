@@ -47,7 +47,7 @@ constexpr GemvRow kRowwise{
     vectorised(kHalfs, 1, 1), {}, kDeviceEvidence, "gemv.generic", GemvKernel::rowwise,
     "gemv_rowwise_kernel<dcukern::gemv_detail::FmaDot"};
 constexpr GemvRow kMma{
-    "gemv.mma", "N<=16: W tiles as the A operand of mma.sync m16n8k16, split-K across 8 warps",
+    "gemv.mma", "N<=16: W tiles as the A operand of mma.sync m16n8k16, split-K across a block's 4 warps",
     features(Feature::nv_mma_f16), nullptr, vectorised(kHalfs, 1, 16), {}, kDeviceEvidence, "gemv.splitk",
     GemvKernel::mma, "gemv_mma_kernel<"};
 constexpr GemvRow kSplitkDot2c{
