@@ -33,7 +33,7 @@ namespace attn_detail {
 inline Status call_plan(const capabilities::AttentionRow& row, const AttentionCall& call, const DeviceContext& ctx,
                         const AttentionPlanOptions& opt, AttentionCallPlan* out) {
   auto resident = [&](bool shallow) {
-    return attention_resident_blocks(row.kernel, call.kv_dtype, call.head_dim, shallow);
+    return attention_resident_blocks(row.kernel, call.kv_dtype, call.head_dim, shallow, ctx.device);
   };
   return plan_attention_call(row.kernel, row.contract.needs_workspace, call, ctx.facts.compute_units, opt, resident,
                              out);

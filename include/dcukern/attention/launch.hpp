@@ -129,31 +129,30 @@ Status launch_mma_dim(const AttnArgs& a, unsigned n, const LaunchSetup& ls) {
                                          dim3(kMmaThreads<KVT, kDim, kVariant>), bytes, ls.stream, a),
                         "attention launch");
 }
-// Blocks of the instantiation one SM holds (the runtime's answer for its registers and shared memory; 0
-// where the runtime refuses its shared memory or cannot say). The error state is left clear.
+// Blocks of the instantiation one SM of the current device (ordinal `device`) holds: the runtime's answer
+// for its registers and shared memory, asked once (resident_blocks); 0 where the runtime refuses its
+// shared memory or cannot say. The error state is left clear.
 template <DType KVT, int kDim, MmaVariant kVariant>
-int mma_resident_blocks() {
+int mma_resident_blocks(int device) {
   constexpr int bytes = mma_dynamic_shared_bytes<KVT, kDim, kVariant>();
   const void* kernel = reinterpret_cast<const void*>(&attention_mma_kernel<KVT, kDim, kVariant>);
-  int blocks = 0;
-  if ((bytes > 0 && runtime_allow_dynamic_shared(kernel, bytes) != kRuntimeSuccess) ||
-      runtime_resident_blocks(&blocks, kernel, kMmaThreads<KVT, kDim, kVariant>, bytes) != kRuntimeSuccess) {
+  if (bytes > 0 && runtime_allow_dynamic_shared(kernel, bytes) != kRuntimeSuccess) {
     (void)runtime_last_error();
     return 0;
   }
-  return blocks;
+  return resident_blocks(kernel, device, kMmaThreads<KVT, kDim, kVariant>, bytes);
 }
 template <DType KVT, MmaVariant kVariant>
-int resident_blocks_for(int head_dim) {
-  return with_head_dim_bound(head_dim,
-                             [](auto dim) { return mma_resident_blocks<KVT, decltype(dim)::value, kVariant>(); });
+int resident_blocks_for(int head_dim, int device) {
+  return with_head_dim_bound(
+      head_dim, [&](auto dim) { return mma_resident_blocks<KVT, decltype(dim)::value, kVariant>(device); });
 }
 template <MmaVariant kVariant>
-int resident_blocks_for(DType kv, int head_dim) {
+int resident_blocks_for(DType kv, int head_dim, int device) {
   switch (kv) {
-    case DType::f16: return resident_blocks_for<DType::f16, kVariant>(head_dim);
-    case DType::bf16: return resident_blocks_for<DType::bf16, kVariant>(head_dim);
-    case DType::fp8_e4m3: return resident_blocks_for<DType::fp8_e4m3, kVariant>(head_dim);
+    case DType::f16: return resident_blocks_for<DType::f16, kVariant>(head_dim, device);
+    case DType::bf16: return resident_blocks_for<DType::bf16, kVariant>(head_dim, device);
+    case DType::fp8_e4m3: return resident_blocks_for<DType::fp8_e4m3, kVariant>(head_dim, device);
     default: return 0;
   }
 }
@@ -162,18 +161,19 @@ int resident_blocks_for(DType kv, int head_dim) {
 // Resident blocks per SM of the kernel the launch takes for this call, for the kernels whose split plan
 // fills one wave (attention_kernel_block_target): asked of the runtime, so the plan follows the compiled
 // registers and shared memory. 0: not asked or unknown (the plan keeps its default). `shallow`: the
-// shallow ring (attention_shallow_ring, attention_wide_shallow_ring: kShallowRingKv only).
-inline int attention_resident_blocks(AttentionKernel kernel, DType kv, int head_dim, bool shallow) {
+// shallow ring (attention_shallow_ring, attention_wide_shallow_ring: kShallowRingKv only). `device`: the
+// current device's ordinal.
+inline int attention_resident_blocks(AttentionKernel kernel, DType kv, int head_dim, bool shallow, int device) {
 #if DCUKERN_PLATFORM_CUDA
   if (kernel == AttentionKernel::mma_split_pipeline) {
     if (shallow)
-      return with_shallow_ring_dim(head_dim, [](auto dim) {
-        return mma_resident_blocks<kShallowRingKv, decltype(dim)::value, MmaVariant::smem_pipeline_shallow>();
+      return with_shallow_ring_dim(head_dim, [&](auto dim) {
+        return mma_resident_blocks<kShallowRingKv, decltype(dim)::value, MmaVariant::smem_pipeline_shallow>(device);
       });
-    return resident_blocks_for<MmaVariant::smem_pipeline>(kv, head_dim);
+    return resident_blocks_for<MmaVariant::smem_pipeline>(kv, head_dim, device);
   }
 #endif
-  (void)kernel, (void)kv, (void)head_dim, (void)shallow;
+  (void)kernel, (void)kv, (void)head_dim, (void)shallow, (void)device;
   return 0;
 }
 

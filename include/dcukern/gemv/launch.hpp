@@ -2,8 +2,6 @@
 // bucket), each switch ending in an explicit error.
 #pragma once
 #include <algorithm>
-#include <array>
-#include <atomic>
 
 #include "dcukern/gemv/kernels/generic.hpp"
 #include "dcukern/gemv/kernels/mma.hpp"
@@ -46,21 +44,10 @@ using MmaWideCfg = MmaConfig<4, 2, 1, false, true>;    // N <= 16 (138 registers
 // The same with its registers bounded for 4 blocks an SM (128 on sm_90, 24 bytes spilled).
 using MmaWideBoundedCfg = MmaConfig<4, 2, 1, false, true, kWPrefetchBytes, NextLaunch::after_loads, 1, 4>;
 
-// Blocks of gemv_mma_kernel<DT, 2, Cfg> one SM of the context's device (the current one) holds, 0 where the
-// runtime cannot say; asked once per device (later calls read the answer, lock-free).
-template <DType DT, class Cfg>
-int mma_wide_resident(const DeviceContext& ctx) {
-  static std::array<std::atomic<int>, 64> known{};  // blocks + 1; 0: not asked yet (current_device_context: < 64)
-  std::atomic<int>& slot = known[static_cast<size_t>(ctx.device)];
-  if (const int k = slot.load(std::memory_order_relaxed)) return k - 1;
-  int blocks = 0;
-  if (runtime_resident_blocks(&blocks, reinterpret_cast<const void*>(&gemv_mma_kernel<DT, 2, Cfg>), Cfg::kThreads,
-                              0) != kRuntimeSuccess) {
-    (void)runtime_last_error();
-    blocks = 0;
-  }
-  slot.store(blocks + 1, std::memory_order_relaxed);
-  return blocks;
+// Blocks of gemv_mma_kernel<DT, NT, Cfg> one SM of the context's device holds (0 where the runtime cannot say).
+template <DType DT, int NT, class Cfg>
+int mma_resident(const DeviceContext& ctx) {
+  return resident_blocks(reinterpret_cast<const void*>(&gemv_mma_kernel<DT, NT, Cfg>), ctx.device, Cfg::kThreads);
 }
 
 // Whether an N > 8 call of m rows takes the bounded instance: where the unbounded one's blocks (one per 16
@@ -73,8 +60,15 @@ bool mma_wide_bounded(int64_t m, const DeviceContext& ctx) {
   static_assert(MmaWideCfg::kRows == MmaWideBoundedCfg::kRows, "the same blocks");
   const int64_t blocks = ceil_div(m, MmaWideCfg::kRows), cus = ctx.facts.compute_units;
   if (blocks <= cus) return false;  // one round either way (3 blocks or more an SM)
-  return blocks > cus * mma_wide_resident<DT, MmaWideCfg>(ctx) &&
-         blocks <= cus * mma_wide_resident<DT, MmaWideBoundedCfg>(ctx);
+  return blocks > cus * mma_resident<DT, 2, MmaWideCfg>(ctx) &&
+         blocks <= cus * mma_resident<DT, 2, MmaWideBoundedCfg>(ctx);
+}
+
+// gemv_mma_kernel<DT, NT, Cfg> over the call's rows (Cfg::kRows a block).
+template <DType DT, int NT, class Cfg>
+Status launch_mma(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
+  return launch_dependent_on(ctx, "gemv launch", gemv_mma_kernel<DT, NT, Cfg>, grid_size(ceil_div(a.m, Cfg::kRows)),
+                             Cfg::kThreads, s, a);
 }
 #endif
 
@@ -102,17 +96,10 @@ Status launch(GemvKernel kernel, const GemvArgs& a, const DeviceContext& ctx, st
       return Status::unsupported("gemv: dot-product rows take fp16 only");
 #endif
 #if DCUKERN_PLATFORM_CUDA
-    case GemvKernel::mma: {
-      if (a.n <= 8)
-        return launch_dependent_on(ctx, "gemv launch", gemv_mma_kernel<DT, 1, MmaNarrowCfg>,
-                                   grid_size(ceil_div(a.m, MmaNarrowCfg::kRows)), MmaNarrowCfg::kThreads, s, a);
-      if (mma_wide_bounded<DT>(a.m, ctx))
-        return launch_dependent_on(ctx, "gemv launch", gemv_mma_kernel<DT, 2, MmaWideBoundedCfg>,
-                                   grid_size(ceil_div(a.m, MmaWideBoundedCfg::kRows)), MmaWideBoundedCfg::kThreads, s,
-                                   a);
-      return launch_dependent_on(ctx, "gemv launch", gemv_mma_kernel<DT, 2, MmaWideCfg>,
-                                 grid_size(ceil_div(a.m, MmaWideCfg::kRows)), MmaWideCfg::kThreads, s, a);
-    }
+    case GemvKernel::mma:
+      if (a.n <= 8) return launch_mma<DT, 1, MmaNarrowCfg>(a, ctx, s);
+      if (mma_wide_bounded<DT>(a.m, ctx)) return launch_mma<DT, 2, MmaWideBoundedCfg>(a, ctx, s);
+      return launch_mma<DT, 2, MmaWideCfg>(a, ctx, s);
 #endif
     default: break;
   }

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "dcukern/core/status.hpp"
@@ -76,55 +78,75 @@ inline runtime_error_t runtime_resident_blocks(int* blocks, const void* kernel, 
 }
 #endif
 
+// The answer of ask() for `key`, asked of the runtime once and kept (the runtime's attribute and occupancy
+// queries cost microseconds of host time; launches ask them on every call). Each call site's `ask` is a
+// lambda, a type of its own, so each has its own answers: a few dozen keys at most, a linear search under
+// a mutex. The key names the kernel and the device (and the shape where the answer depends on it).
+template <class Ask, class... Key>
+inline auto asked_once(Ask ask, Key... key) -> decltype(ask()) {
+  using Answer = decltype(ask());
+  static std::mutex mutex;
+  static std::vector<std::pair<std::tuple<Key...>, Answer>> known;
+  const std::tuple<Key...> k(key...);
+  const std::lock_guard<std::mutex> lock(mutex);
+  for (const auto& entry : known)
+    if (entry.first == k) return entry.second;
+  const Answer answer = ask();
+  known.emplace_back(k, answer);
+  return answer;
+}
+
+// Blocks of `kernel` one compute unit of the current device, ordinal `device`, holds at `threads` threads and
+// `shared_bytes` of dynamic shared memory (which the caller has allowed: runtime_allow_dynamic_shared);
+// 0 where the runtime cannot say (its error state is left clear). Asked once per kernel, device and shape.
+inline int resident_blocks(const void* kernel, int device, int threads, int shared_bytes = 0) {
+  return asked_once(
+      [&] {
+        int blocks = 0;
+        if (runtime_resident_blocks(&blocks, kernel, threads, shared_bytes) != kRuntimeSuccess) {
+          (void)runtime_last_error();
+          blocks = 0;
+        }
+        return blocks;
+      },
+      kernel, device, threads, shared_bytes);
+}
+
 #if DCUKERN_PLATFORM_CUDA
 // Whether the code of `kernel` that runs on `device` (the current device) was compiled for compute
 // capability 9.0 or later (its PTX version: code JIT-compiled from older PTX has no grid_dependency_wait()
-// and no cluster code in it). Asked of the runtime once per kernel and device; the answers are kept per
-// kernel, not per signature: kernels of the same signature may come from translation units built for
-// different targets.
+// and no cluster code in it). Asked once per kernel and device; the answers are kept per kernel, not per
+// signature: kernels of the same signature may come from translation units built for different targets.
 inline bool kernel_built_for_sm90(const void* kernel, int device) {
-  struct Known {
-    const void* kernel;
-    int device;
-    bool yes;
-  };
-  static std::mutex mutex;
-  static std::vector<Known> known;  // a few dozen kernels at most: a linear search
-  const std::lock_guard<std::mutex> lock(mutex);
-  for (const Known& k : known)
-    if (k.kernel == kernel && k.device == device) return k.yes;
-  cudaFuncAttributes attr{};
-  const bool yes = cudaFuncGetAttributes(&attr, kernel) == cudaSuccess && attr.ptxVersion >= 90;
-  (void)cudaGetLastError();
-  known.push_back({kernel, device, yes});
-  return yes;
+  return asked_once(
+      [&] {
+        cudaFuncAttributes attr{};
+        const bool yes = cudaFuncGetAttributes(&attr, kernel) == cudaSuccess && attr.ptxVersion >= 90;
+        (void)cudaGetLastError();
+        return yes;
+      },
+      kernel, device);
 }
 // How many clusters of `cluster` blocks of `threads` threads of `kernel` (no dynamic shared memory) the
 // current device, ordinal `device`, runs at once (0 on error). Asked once per kernel, device and shape.
 inline int resident_clusters(const void* kernel, int device, int cluster, int threads) {
-  struct Known {
-    const void* kernel;
-    int device, cluster, threads, count;
-  };
-  static std::mutex mutex;
-  static std::vector<Known> known;
-  const std::lock_guard<std::mutex> lock(mutex);
-  for (const Known& k : known)
-    if (k.kernel == kernel && k.device == device && k.cluster == cluster && k.threads == threads) return k.count;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(unsigned(cluster));
-  config.blockDim = dim3(unsigned(threads));
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = unsigned(cluster);
-  attribute[0].val.clusterDim.y = attribute[0].val.clusterDim.z = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  int count = 0;
-  if (cudaOccupancyMaxActiveClusters(&count, kernel, &config) != cudaSuccess) count = 0;
-  (void)cudaGetLastError();
-  known.push_back({kernel, device, cluster, threads, count});
-  return count;
+  return asked_once(
+      [&] {
+        cudaLaunchConfig_t config{};
+        config.gridDim = dim3(unsigned(cluster));
+        config.blockDim = dim3(unsigned(threads));
+        cudaLaunchAttribute attribute[1];
+        attribute[0].id = cudaLaunchAttributeClusterDimension;
+        attribute[0].val.clusterDim.x = unsigned(cluster);
+        attribute[0].val.clusterDim.y = attribute[0].val.clusterDim.z = 1;
+        config.attrs = attribute;
+        config.numAttrs = 1;
+        int count = 0;
+        if (cudaOccupancyMaxActiveClusters(&count, kernel, &config) != cudaSuccess) count = 0;
+        (void)cudaGetLastError();
+        return count;
+      },
+      kernel, device, cluster, threads);
 }
 #endif
 

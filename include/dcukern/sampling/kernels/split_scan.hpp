@@ -253,6 +253,8 @@ template <bool kFull, class Loader, class Tile>
 __device__ inline uint32_t tile_cut(const Loader& L, int64_t base, const Tile& x, float tile_max, int32_t k,
                                     ScanShared& s) {
   float m = tile_max;  // this thread's largest element inside the row, or a NaN when it holds one
+  // The last tile's loop is not thread_tile_max's: with it (a flag for the NaN instead of fmax_nan), rows of
+  // top_k 20 and 50 took 1.16-1.19x the time at bf16, 1.02-1.04x at fp32 (H200, B = 1 and 32).
   if constexpr (!kFull) {  // elements past the row's end may read as 0 (packed pairs)
     m = -INFINITY;
 #pragma unroll
