@@ -199,25 +199,41 @@ __device__ __forceinline__ float thread_max(const Tile& x) {
 
 constexpr uint32_t kNaNWord = 0xFFFFFFFFu;  // above the order key of every non-NaN float
 
+// This thread's largest element of the row's last tile `base`, or a NaN when it holds one (-inf when it holds
+// none): the elements of its vectors inside the row. A vector loader's row ends with a whole vector (V is a
+// multiple of its width: the row's contract), so one test a vector, not an element (on that tile's block,
+// which the row's chain waits for, about kCount fewer 64-bit compares a thread); the scalar loader's
+// vectors are its elements.
+template <class Loader, class Tile>
+__device__ __forceinline__ float thread_max_in_row(const Loader& L, int64_t base, const Tile& x) {
+  constexpr int kW = Loader::kW, kVectors = Tile::kCount / kW;
+  static_assert(Tile::kCount % kW == 0 && (!Tile::kPairs || kW % 2 == 0), "whole vectors");
+  if constexpr (Tile::kPairs) {
+    uint32_t m2 = 0xFF80FF80u;  // -inf in both halves
+#pragma unroll
+    for (int g = 0; g < kVectors; ++g)
+      if (L.index(base, g * kW) < L.vocab)
+#pragma unroll
+        for (int q = 0; q < kW / 2; ++q) m2 = bf16x2_max_nan(m2, x.w[g * kW / 2 + q]);
+    return fmax_nan(__uint_as_float(m2 << 16), __uint_as_float(m2 & 0xFFFF0000u));
+  } else {
+    float m = -INFINITY;
+#pragma unroll
+    for (int g = 0; g < kVectors; ++g)
+      if (L.index(base, g * kW) < L.vocab)
+#pragma unroll
+        for (int q = 0; q < kW; ++q) m = fmax_nan(m, x[g * kW + q]);
+    return m;
+  }
+}
+
 // This thread's largest element of tile `base` inside the row; any: it holds one; bad: it holds a NaN (the
-// value returned is then not to be used). A full tile takes thread_max; the last tile a max and a test per
-// element.
+// value returned is then not to be used). A full tile takes thread_max, the last tile thread_max_in_row.
 template <bool kFull, class Loader, class Tile>
 __device__ __forceinline__ float thread_tile_max(const Loader& L, int64_t base, const Tile& x, bool& any, bool& bad) {
-  float m = -INFINITY;
-  any = kFull, bad = false;
-  if constexpr (kFull) {
-    m = thread_max(x);
-    bad = m != m;
-  } else {
-#pragma unroll
-    for (int u = 0; u < Tile::kCount; ++u) {
-      if (L.index(base, u) >= L.vocab) continue;
-      m = fmaxf(m, x[u]);  // ignores NaN; the test below sees it
-      bad = bad || x[u] != x[u];
-      any = true;
-    }
-  }
+  const float m = kFull ? thread_max(x) : thread_max_in_row(L, base, x);
+  any = kFull || L.index(base, 0) < L.vocab;
+  bad = m != m;
   return m;
 }
 
@@ -252,15 +268,9 @@ constexpr uint32_t kAllFinite = 0x81u;  // bin_floor(0x81) lies just above -FLT_
 template <bool kFull, class Loader, class Tile>
 __device__ inline uint32_t tile_cut(const Loader& L, int64_t base, const Tile& x, float tile_max, int32_t k,
                                     ScanShared& s) {
-  float m = tile_max;  // this thread's largest element inside the row, or a NaN when it holds one
-  // The last tile's loop is not thread_tile_max's: with it (a flag for the NaN instead of fmax_nan), rows of
-  // top_k 20 and 50 took 1.16-1.19x the time at bf16, 1.02-1.04x at fp32 (H200, B = 1 and 32).
-  if constexpr (!kFull) {  // elements past the row's end may read as 0 (packed pairs)
-    m = -INFINITY;
-#pragma unroll
-    for (int u = 0; u < Tile::kCount; ++u)
-      if (L.index(base, u) < L.vocab) m = fmax_nan(m, x[u]);
-  }
+  // This thread's largest element inside the row, or a NaN when it holds one (past the row's end, packed
+  // pairs read as 0).
+  const float m = kFull ? tile_max : thread_max_in_row(L, base, x);
   for (int b = threadIdx.x; b < kWindow + kWarpSize; b += kThreads) s.count[b] = 0;
   const uint32_t word = block_max_word(m != m ? kNaNWord : order_key(finite_logit(m)), s.wave_word);
   if (word == kNaNWord) return kAllFinite;  // the same in every thread
