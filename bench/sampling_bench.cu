@@ -74,7 +74,8 @@ struct Buffers {
   }
 };
 
-void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k, float p, const char* row) {
+void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k, float p, const char* row,
+                    const std::string& name) {
   Buffers buf(dt, b, v);
   Explanation why;
   if (Status e = sample(buf.params(0, k, p), buf.workspace, buf.workspace_bytes, nullptr, SamplingOptions{row, &why});
@@ -89,6 +90,7 @@ void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k,
         fail(e.to_string().c_str());
     });
   st.SetIterationTime(us * 1e-6);
+  write_trace(name, us);  // traced builds only (harness.hpp)
   const double gbs = double(buf.bytes()) / us / 1e3;
   st.counters["us"] = us;
   st.counters["GBps"] = gbs;
@@ -110,7 +112,7 @@ void register_all() {
                                        std::to_string(b) + "/k" + std::to_string(k) + "/p" +
                                        std::to_string(int(p * 100 + 0.5f)) + "/" + impl;
               const char* pinned = std::string(row) == "auto" ? nullptr : row;
-              benchmark::RegisterBenchmark(name.c_str(), bench_sampling, dt, b, v, k, p, pinned)
+              benchmark::RegisterBenchmark(name.c_str(), bench_sampling, dt, b, v, k, p, pinned, name)
                   ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
             }
 }

@@ -48,13 +48,13 @@ if [ -n "$nvcc" ]; then
   else
     build_failed cuda
   fi
-  step "CUDA traced attention bench (DCUKERN_TRACE: platform/trace.hpp), compiled"
+  step "CUDA traced attention and sampling benches (DCUKERN_TRACE: platform/trace.hpp), compiled"
   if cmake -S "$root" -B "$build/cuda-trace" -DDCUKERN_BACKEND=cuda -DCMAKE_CUDA_COMPILER="$nvcc" \
        -DDCUKERN_BUILD_BENCH=ON -DDCUKERN_TRACE=ON -DDCUKERN_BUILD_TESTS=OFF -DDCUKERN_BUILD_EXAMPLES=OFF >/dev/null &&
-     cmake --build "$build/cuda-trace" --target attention_bench -j "$jobs"; then
-    passed=$((passed + 1)); echo "traced attention bench: built"
+     cmake --build "$build/cuda-trace" --target attention_bench sampling_bench -j "$jobs"; then
+    passed=$((passed + 1)); echo "traced attention and sampling benches: built"
   else
-    build_failed "cuda traced attention bench"
+    build_failed "cuda traced benches"
   fi
 elif [ "${CI:-}" = true ]; then
   build_failed "cuda (no nvcc found)"

@@ -1,4 +1,5 @@
-// Opt-in phase trace of a kernel's blocks, for finding where a call's time goes (bench/trace_report.py).
+// Opt-in phase trace of a kernel's blocks, for finding where a call's time goes (bench/trace_report.py for
+// attention, bench/sampling_trace_report.py for sampling).
 // Compiled in only with DCUKERN_TRACE=1 on CUDA (the CMake option DCUKERN_TRACE sets it for the
 // benchmarks); otherwise every macro below is empty and the kernels' code is what it is without them.
 //
@@ -26,7 +27,12 @@ namespace dcukern {
 
 constexpr int kTracePoints = 7;
 constexpr uint32_t kTraceCapacity = 1u << 19;
-enum class TraceKind : uint32_t { attention_mma = 0, attention_merge = 1 };
+enum class TraceKind : uint32_t {
+  attention_mma = 0,
+  attention_merge = 1,
+  sampling_split = 2,      // sampling_split_kernel (bench/sampling_trace_report.py)
+  sampling_threshold = 3,  // sampling_threshold_kernel
+};
 
 struct TraceRecord {
   uint64_t grid;

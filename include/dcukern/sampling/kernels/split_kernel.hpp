@@ -17,6 +17,7 @@
 // Determinism: the plan uses integer counts; the candidate set does not depend on timing and is sorted
 // before the draw.
 #pragma once
+#include "dcukern/platform/trace.hpp"
 #include "dcukern/sampling/kernels/split_scan.hpp"
 
 namespace dcukern::sampling_detail {
@@ -141,15 +142,23 @@ template <bool kVec, DType DT, int kMinBlocks, int kItems, bool kCluster = false
 __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kMinBlocks))
     sampling_split_kernel(SamplingArgs a, SplitWorkspace w) {
   __shared__ SplitShared s;
+  // Trace points (platform/trace.hpp; empty unless DCUKERN_TRACE): 0 entry, 1 the tile scanned (the row's
+  // finishing block: every tile arrived), 2 the row's plan, 3 its token written, 4 the block's end.
+  DCUKERN_TRACE_BLOCK(TraceKind::sampling_split);
   const int64_t row = blockIdx.x / w.tiles;
   // false: not the row's last block (a cluster row: not its first)
-  if (!scan_row_tile<kVec, DT, kItems, kSplitOwnCuts<kMinBlocks>, kCluster>(a, w, row, s)) return;
+  const bool finishes = scan_row_tile<kVec, DT, kItems, kSplitOwnCuts<kMinBlocks>, kCluster>(a, w, row, s);
+  DCUKERN_TRACE_STAMP(1);
+  if (!finishes) return;
   if constexpr (!kCluster)
     if (threadIdx.x == 0) w.sync[row].scanned = 0;  // every tile has arrived: zero for the next call
   const RowParams p = s.params;
   const SplitPlan plan = kCluster ? merge_cluster_row(p, s, w.tiles) : merge_row<split_list_cap(kItems)>(w, row, p, s);
+  DCUKERN_TRACE_STAMP(2);
   finish_row<kVec, DT, kItems, kSplitListBatch<kMinBlocks>, kCluster>(a, w, row, p, plan, s);
+  DCUKERN_TRACE_STAMP(3);
   row_finished(a, w, s.flag);
+  DCUKERN_TRACE_BLOCK_END(4);
 }
 
 }  // namespace dcukern::sampling_detail

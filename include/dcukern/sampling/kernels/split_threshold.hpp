@@ -18,6 +18,7 @@
 // below it in shared memory (count_sample; a row of one group is loaded once), then the crossing
 // (scan_crossings).
 #pragma once
+#include "dcukern/platform/trace.hpp"
 #include "dcukern/sampling/kernels/split_scan.hpp"
 
 namespace dcukern::sampling_detail {
@@ -157,13 +158,16 @@ template <bool kVec, DType DT, int kBlock>
 __global__ void __launch_bounds__(kBlock, DCUKERN_CUDA_MIN_BLOCKS(kBlock == kThresholdThreadsWide ? 1 : 2))
     sampling_threshold_kernel(SamplingArgs a, SplitWorkspace w) {
   __shared__ ThresholdShared<kBlock> s;
+  DCUKERN_TRACE_BLOCK(TraceKind::sampling_threshold);  // trace points: 0 entry, 1 released, 2 end
   const int64_t row = blockIdx.x;
   prefetch_sample<DT, kBlock>(a, row);
   begin_dependent_kernel();
+  DCUKERN_TRACE_STAMP(1);
   const RowParams p = row_params(a, row);
   const bool fast = split_fast_row(p, a.vocab) && !split_local_top_k(w.rows, p.top_k, w.tiles);
   const uint32_t threshold = fast ? sample_threshold<kVec, DT, kBlock>(a, row, p.top_k, s) : kNoThreshold;
   if (threadIdx.x == 0) w.threshold[row] = threshold;
+  DCUKERN_TRACE_BLOCK_END(2);
 }
 
 }  // namespace dcukern::sampling_detail
