@@ -22,24 +22,12 @@ left out):
 """
 import argparse
 import collections
-import json
 import re
 import statistics
 
+from trace_report import print_report, read_cells  # the records' format: harness.hpp write_trace
+
 SPLIT, THRESHOLD = 2, 3
-
-
-def read_cells(path):
-    cells, cur = [], None
-    for line in open(path):
-        if line.startswith("CELL"):
-            _, name, _, us = line.split()
-            cur = {"name": name, "us": float(us), "records": []}
-            cells.append(cur)
-        else:
-            grid, kind, block, sm, *t = map(int, line.split())
-            cur["records"].append({"grid": grid, "kind": kind, "block": block, "sm": sm, "t": t})
-    return cells
 
 
 def median(xs):
@@ -112,16 +100,8 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    out = {}
-    for cell in read_cells(args.trace):
-        out[cell["name"]] = dict(us_per_call=cell["us"], **cell_phases(cell))
-    if args.json:
-        print(json.dumps(out, indent=1))
-        return
-    for name, ph in out.items():
-        print(name)
-        for k, v in ph.items():
-            print("  %-22s %s" % (k, v))
+    report = {cell["name"]: dict(us_per_call=cell["us"], **cell_phases(cell)) for cell in read_cells(args.trace)}
+    print_report(report, args.json)
 
 
 if __name__ == "__main__":

@@ -98,7 +98,12 @@ def main():
     for cell in read_cells(args.trace):
         name = cell["name"].split("/attention.")[0].removeprefix("attention/")
         report[name] = {"us_per_call": cell["us"], **call_phases(cell)}
-    if args.json:
+    print_report(report, args.json)
+
+
+def print_report(report, as_json):
+    """cell -> {phase: value}: as one JSON object, or a block of lines a cell."""
+    if as_json:
         print(json.dumps(report, indent=1))
         return
     for name, phases in report.items():
