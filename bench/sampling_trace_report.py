@@ -35,7 +35,7 @@ def median(xs):
 
 
 def split_phases(blocks, start, rows):
-    """One launch of the split kernel: its phases (us from `start`, in ns)."""
+    """One launch of the split kernel: its phases in us (`start` and the stamps are in ns)."""
     tiles = len(blocks) // rows
     by_block = {b["block"]: b for b in blocks}
     shared_sm = collections.Counter(b["sm"] for b in blocks)
