@@ -470,6 +470,8 @@ TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid ro
       lb.set(1, 4000, std::nanf(""));                      // row 1: NaN -> invalid
       for (int64_t i = 0; i < v; ++i) lb.set(2, i, -inf);  // row 2: all -inf -> invalid
       lb.set(3, 4321, inf);                                // row 3: +inf wins
+      lb.set(4, v - 5, std::nanf(""));                     // row 4: a NaN near the row's end -> invalid
+      lb.set(5, v - 1, inf);                               // row 5: +inf as the row's last element wins
       DeviceBuffer<int32_t> tok(b);
       DeviceBuffer<uint8_t> valid(b);
       Workspace ws(workspace_bytes(lb));
@@ -508,6 +510,10 @@ TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid ro
         CHECK(ok[2] == 0);
         CHECK(t[3] == 4321);
         CHECK(ok[3] == 1);
+        CHECK(t[4] == kSamplingInvalidToken);
+        CHECK(ok[4] == 0);
+        CHECK(t[5] == v - 1);
+        CHECK(ok[5] == 1);
       }
     }
   }

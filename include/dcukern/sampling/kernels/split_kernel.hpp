@@ -97,16 +97,15 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
     case SplitMode::invalid: return write_token(a, row, kSamplingInvalidToken, false);
     case SplitMode::greedy: return write_token(a, row, key_index(plan.max_key), true);
     case SplitMode::fast: {
-      const float u = row_uniform(a, row);  // its loads in flight during the gather
+      const float u = s.u;
       int n;
       if constexpr (kCluster) n = int(s.n_gathered);  // <= kSplitCap (the plan)
       else
         n = plan_gather(w.tiles, s) ? gather_lists<kListBatch, split_list_cap(kItems)>(w, row, s)
                                     : gather_row<DT, kVec, kItems>(a, w, row, s);
-      SplitPlan drawn = plan;
-      if (drawn.max_key == 0) drawn.max_key = largest_candidate(n, s.draw);  // the candidates hold the row's top k
-      if (key_logit(drawn.max_key) == -INFINITY) return write_token(a, row, kSamplingInvalidToken, false);
-      return write_token(a, row, draw_candidates(drawn, p, n, u, s.draw), true);
+      n = order_candidates(plan.max_key, p.top_k, n, s.draw);  // the candidates hold the row's top k
+      if (key_logit(s.draw.cand[0]) == -INFINITY) return write_token(a, row, kSamplingInvalidToken, false);
+      return write_token(a, row, draw_ordered(p, n, u, s.draw), true);
     }
     case SplitMode::fallback: break;
   }

@@ -136,15 +136,29 @@ __device__ inline uint64_t largest_candidate(int n, Shared& s) {
   return all_max(m, s);
 }
 
-// Draw with uniform u among the row's candidates s.cand[0, n) (unsorted; 1 <= n <= kCap): elements of the
-// row that hold its top k (the draw's rules look at the first top_k of their sort order only);
-// plan.max_key: the largest of them (its value bin and logit). Few candidates (small k) the block sorts
-// whole; more, it keeps and sorts those down to the k-th largest's value bin (sort_top_by_bin). Then one
-// wave decides where at most kWaveDrawCap remain, else the block.
-__device__ inline int64_t draw_candidates(const SplitPlan& plan, const RowParams& p, int n, float u, Shared& s) {
-  const RowScale sc = row_scale(key_logit(plan.max_key), p);
-  if (n <= kWaveDrawCap) place_small(n, s);
-  else n = sort_top_by_bin(n, p.top_k, uint32_t(plan.max_key >> 48), s);
+// The row's candidates s.cand[0, n) (unsorted, unique; 1 <= n <= kCap), elements of the row that hold its
+// top k (the draw's rules look at the first top_k of their sort order only) -> the largest m of them in
+// descending order at s.cand[0, m); returns m. Where they are few, or top_k is at most kWaveDrawCap and
+// they are at most kThreads / 2 (small k: a few tiles' lists of a little over k each), place_top ranks
+// them (two barriers, at most n / 2 compares a thread) and keeps the top kWaveDrawCap. Else
+// sort_top_by_bin keeps and sorts those down to the k-th largest's value bin, from max_key (the largest
+// candidate, or 0: not known yet, found here).
+__device__ inline int order_candidates(uint64_t max_key, int top_k, int n, Shared& s) {
+  if (n <= kWaveDrawCap) return place_top<kWaveDrawCap>(n, s);
+  if (top_k <= kWaveDrawCap) {
+    if (n <= 2 * kWaveDrawCap) return place_top<2 * kWaveDrawCap>(n, s);
+    if constexpr (4 * kWaveDrawCap <= kThreads / 2)
+      if (n <= 4 * kWaveDrawCap) return place_top<4 * kWaveDrawCap>(n, s);
+  }
+  if (max_key == 0) max_key = largest_candidate(n, s);
+  return sort_top_by_bin(n, top_k, uint32_t(max_key >> 48), s);
+}
+
+// Draw with uniform u among the row's ordered candidates s.cand[0, n) (order_candidates; the first is the
+// row's largest element, whose logit scales the row): one wave decides where they are at most
+// kWaveDrawCap, else the block.
+__device__ inline int64_t draw_ordered(const RowParams& p, int n, float u, Shared& s) {
+  const RowScale sc = row_scale(key_logit(s.cand[0]), p);
   if (n <= kWaveDrawCap) {
     if (int(threadIdx.x) < kWarpSize) wave_draw(sc, p, row_tmin(p), n, u, s);
     __syncthreads();

@@ -44,6 +44,7 @@ struct ScanShared {
 struct SplitShared {
   uint16_t gather_n[kMaxSplitTiles];  // list entries of each tile the gather reads (set after the merge)
   RowParams params;                   // the row's parameters, read once by thread 0
+  float u;                            // the row's uniform (row_uniform), by thread 0 while the tile loads
   uint32_t flag;
   uint32_t n_gathered;                // the gather's candidates (zeroed by the merge); cluster rows: the
                                       // row's elements at or above the cuts (the first kCap in draw.cand)
@@ -323,6 +324,7 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
   begin_dependent_kernel();
   if (threadIdx.x == 0) {
     s.params = row_params(a, row);
+    s.u = row_uniform(a, row);  // off the row's chain: the finishing block's draw needs it last
     const bool own_cuts = kOwnCuts && split_local_row(s.params, a.vocab, w);
     const bool threshold_ran = !kOwnCuts || w.thresholds;
     s.scan.threshold = own_cuts ? kTileCuts : threshold_ran ? load_coherent(&w.threshold[row]) : kNoThreshold;

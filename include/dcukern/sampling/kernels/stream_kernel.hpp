@@ -63,7 +63,10 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_stream_kernel(SamplingAr
   x0.load(L, 0);
   if (tiles > 1) x1.load(L, kTileElems);
   const RowParams p = row_params(a, row);
-  if (threadIdx.x == 0) s.n_gathered = 0;
+  if (threadIdx.x == 0) {
+    s.n_gathered = 0;
+    s.u = row_uniform(a, row);
+  }
   const uint32_t cut =
       split_fast_row(p, a.vocab) ? sample_threshold<true, DT, kThreads>(a, row, p.top_k, s.scan) : kNoThreshold;
   __syncthreads();  // n_gathered is zero before any append

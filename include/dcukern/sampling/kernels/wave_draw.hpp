@@ -1,13 +1,13 @@
-// The draw among a small candidate set: the split rows' last block hands rows whose gathered candidates
-// (or those sort_top_by_bin keeps of more) number at most kWaveDrawCap (two per lane) to this. The whole
-// block first puts them in sort order (place_small: each key's place is the number of larger keys,
-// counted by kThreads / kWaveDrawCap threads a key, two barriers; sort_top_by_bin's are sorted already),
-// then its first wave applies top-k, top-p, min-p and the inverse-CDF draw with wave scans, broadcasts and
-// ballots (wave_draw): the rules of draw_sorted (the block-wide draw), without its ~30 barriers.
-// Contract: n <= kWaveDrawCap; s.cand[0, n) holds the row's candidates (unique keys, unsorted), elements
-// of the row that hold its top k (top_k >= 2). place_small: every thread of the block. wave_draw:
-// every lane of wave 0 and no other, on the candidates in sort order; the token index lands in s.b64[1]
-// (the caller synchronises the block before reading it).
+// The draw among a small candidate set: the split rows' last block hands rows whose top candidates fit one
+// wave (at most kWaveDrawCap, two per lane) to this. The whole block first puts the largest of them in sort
+// order (place_top: each key's place is the number of larger keys, counted by kThreads / kKeys threads a
+// key, two barriers; sort_top_by_bin's are sorted already), then its first wave applies top-k, top-p,
+// min-p and the inverse-CDF draw with wave scans, broadcasts and ballots (wave_draw): the rules of
+// draw_sorted (the block-wide draw), without its ~30 barriers.
+// Contract: wave_draw: n <= kWaveDrawCap candidates s.cand[0, n) in descending order, elements of the row
+// that hold its top k (top_k >= 2), or its top kWaveDrawCap where top_k is larger than n; every lane of
+// wave 0 and no other; the token index lands in s.b64[1] (the caller synchronises the block before
+// reading it).
 // Determinism: keys are unique; masses are integers; the float sum of the draw runs in lane order.
 #pragma once
 #include "dcukern/platform/warp.hpp"
@@ -17,26 +17,27 @@ namespace dcukern::sampling_detail {
 
 constexpr int kWaveDrawCap = 2 * kWarpSize;
 
-// s.cand[0, n) (n <= kWaveDrawCap, unique keys) into descending order, by the whole block: kPer threads
-// a key each count the larger keys among kSpan of the others (reads of consecutive keys across the
-// threads of a key: no bank conflicts), their sums give its place.
-__device__ inline void place_small(int n, Shared& s) {
-  constexpr int kPer = kThreads / kWaveDrawCap, kSpan = kWaveDrawCap / kPer;
-  static_assert(kPer * kWaveDrawCap == kThreads && kPer <= kWarpSize && (kPer & (kPer - 1)) == 0,
+// The largest min(n, kWaveDrawCap) of s.cand[0, n) (n <= kKeys, unique keys) into descending order at
+// s.cand[0, ..), by the whole block; returns their number. kPer = kThreads / kKeys threads a key each count
+// the larger keys among every kPer-th of the others (at one step the threads of a wave read kPer
+// consecutive keys: broadcasts, no bank conflicts), their sums give its place. n / kPer compares a thread:
+// 8 for kKeys = 64, 32 for 128, 128 for 256 (with 512 threads).
+template <int kKeys>
+__device__ inline int place_top(int n, Shared& s) {
+  constexpr int kPer = kThreads / kKeys;
+  static_assert(kPer * kKeys == kThreads && kPer <= kWarpSize && (kPer & (kPer - 1)) == 0 && kKeys >= kWaveDrawCap,
                 "a key's threads are a power-of-two group of one wave");
   const int c = int(threadIdx.x) / kPer, part = int(threadIdx.x) % kPer;
   const uint64_t key = c < n ? s.cand[c] : 0;
   uint32_t place = 0;
-#pragma unroll
-  for (int i = 0; i < kSpan; ++i) {
-    const int j = i * kPer + part;
-    place += j < n && s.cand[j] > key ? 1u : 0u;
-  }
+#pragma unroll 8
+  for (int j = part; j < n; j += kPer) place += s.cand[j] > key ? 1u : 0u;
 #pragma unroll
   for (int m = kPer / 2; m > 0; m /= 2) place += shfl_xor_word(place, m);
   __syncthreads();  // every read of s.cand is done
-  if (part == 0 && c < n) s.cand[place] = key;
+  if (part == 0 && c < n && place < uint32_t(kWaveDrawCap)) s.cand[place] = key;
   __syncthreads();
+  return n < kWaveDrawCap ? n : kWaveDrawCap;
 }
 
 // Positions of the sorted candidates where a test holds, as the wave's two ballots: lo for positions
