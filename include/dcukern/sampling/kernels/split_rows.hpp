@@ -142,7 +142,10 @@ __device__ inline uint64_t largest_candidate(int n, Shared& s) {
 // they are at most kThreads / 2 (small k: a few tiles' lists of a little over k each), place_top ranks
 // them (two barriers, at most n / 2 compares a thread) and keeps the top kWaveDrawCap. Else
 // sort_top_by_bin keeps and sorts those down to the k-th largest's value bin, from max_key (the largest
-// candidate, or 0: not known yet, found here).
+// candidate, or 0: not known yet, found here). sort_top_by_bin first zeroes s.bin_count, which the split
+// kernel's scan part overlaps (SplitShared): there the merge leaves max_key 0, and largest_candidate's
+// barriers end every thread's reads of the scan's part (s.scan.threshold) before it. A caller that passes
+// a known max_key with such reads pending synchronises the block first.
 __device__ inline int order_candidates(uint64_t max_key, int top_k, int n, Shared& s) {
   if (n <= kWaveDrawCap) return place_top<kWaveDrawCap>(n, s);
   if (top_k <= kWaveDrawCap) {
