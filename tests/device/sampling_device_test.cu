@@ -300,6 +300,12 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
   const Batch f16_few(DType::bf16, flat, quick_mode() ? 2 : 8);
   for (const auto& r : {rp(20, 0.95, 0.0), rp(1000, 0.8, 0.0)})
     check_distribution(f16_few, away_from_edges(f16_few.row, r), split_row(f16_few));
+  // bf16 over the normal background: every value bin one logit, ~40 candidates a bin near the k-th at
+  // top_k 1000 (sort_top_by_bin's bucket order, token_in_bucket_order), at B = 32 and as clusters.
+  const Batch c16_small(DType::bf16, conc, small_b), c16_few(DType::bf16, conc, quick_mode() ? 2 : 8);
+  for (const Batch* lb : {&c16_small, &c16_few})
+    for (const auto& r : {rp(1000, 0.95, 0.01), rp(200, 1.0, 0.0), rp(50, 0.9, 0.0)})
+      check_distribution(*lb, away_from_edges(lb->row, r), split_row(*lb));
 }
 
 TEST_CASE("split rows: a tile with more candidates than its list holds, so the last block gathers the row again") {

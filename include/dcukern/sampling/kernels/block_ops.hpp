@@ -16,9 +16,9 @@ struct Crossing {
 };
 
 struct Shared {
-  uint32_t bin_count[kBins];
-  uint64_t bin_mass[kBins];
-  uint64_t cand[kCap];
+  alignas(16) uint32_t bin_count[kBins];  // 16-byte aligned: read and written four words a thread
+  alignas(16) uint64_t bin_mass[kBins];  // (sort_top_by_bin: its grouped keys, two a load)
+  alignas(16) uint64_t cand[kCap];        // two keys a load (draw_sorted_candidates)
   union {  // refinement digits (find_cut) and tile masses (draw_kept) are never live together
     struct {
       uint64_t digit_mass[kDigits];
@@ -37,6 +37,7 @@ struct Shared {
   uint32_t wave32[2][kThreads / 32];
   float bf;
   uint32_t n_cand;
+  uint32_t mixed_bins;  // sort_top_by_bin: a candidate's value bin holds more than one logit
   Crossing crossing;
 };
 
@@ -90,6 +91,27 @@ __device__ __forceinline__ uint32_t block_max_word(uint32_t v, uint32_t* wave) {
 }
 // Smallest, the same way.
 __device__ __forceinline__ uint32_t block_min_word(uint32_t v, uint32_t* wave) { return ~block_max_word(~v, wave); }
+
+// After the barrier that published the block's per-wave partials (partial[w]: wave w's), every thread:
+// the sum of those of the waves before its own, and the largest word. Lane l reads wave l's partial and
+// the lanes combine them with shuffles: one shared-memory load a wave, where a loop over the partials in
+// every thread has each wave load all of them, and the block's loads queue on the SM's shared memory
+// (on the H200, sixteen waves' loops took ~900 cycles of sort_top_by_bin's ~6,800 at top_k 1000).
+template <class T>
+__device__ __forceinline__ T waves_before(const T* partial) {
+  constexpr int kWaves = kThreads / kWarpSize;
+  static_assert(kWaves <= kWarpSize, "one partial per lane");
+  const int lane = lane_id(), wave = int(threadIdx.x) / kWarpSize;
+  const T through = wave_inclusive_sum(lane < kWaves ? partial[lane] : T(0));
+  const T before = wave_broadcast(through, wave > 0 ? wave - 1 : 0);
+  return wave > 0 ? before : T(0);
+}
+__device__ __forceinline__ uint32_t waves_max_word(const uint32_t* partial) {
+  return wave_max_word(lane_id() < kThreads / kWarpSize ? partial[lane_id()] : 0u);
+}
+__device__ __forceinline__ uint32_t waves_min_word(const uint32_t* partial) {
+  return ~wave_max_word(lane_id() < kThreads / kWarpSize ? ~partial[lane_id()] : 0u);
+}
 
 // Walk `nb` bins in order o = 0.. (bin o, or nb-1-o when `reversed`) and find where the running count
 // (or mass) first reaches `target` (>= 1).
@@ -147,32 +169,69 @@ __device__ inline void sort_candidates(int n, Shared& s) {
   }
 }
 
-// The top of the candidates s.cand[0, n) (unique keys, n <= kCap) into descending order in s.cand[0, m);
-// returns m: every key in a value bin (key >> 48) at or above that of the k-th largest (1 <= k <= n), so
-// the top k and the keys that share the k-th's bin. Bins lie in (top_bin - kBins, top_bin]. Six barriers
-// (against ten for a narrowing pass followed by a sort): a counting pass by bin (bucket b = top_bin - bin;
-// a key's place among its bucket's arrivals from one atomic); a scan of the bucket counts that gives each
-// bucket's start and m, the start of the first bucket past the k-th key; the kept keys (those of buckets
-// that start below k) to their bucket's start plus arrival; then each to its bucket's start plus its rank
-// there (the number of larger keys in the bucket, counted in grouped order). Keys are unique, so the
-// result is exact and independent of the order the atomics ran in. A key outside the buckets (not
-// expected), or a bucket of more than kRankBucket keys (near-flat rows, where ranking would cost more than
-// sorting): the bitonic sort of all n instead (m = n). Uses s.bin_count, s.bin_mass, s.wave32 and s.n_cand:
-// the caller must not need them.
+// The number of keys of grouped[first, end) larger than g (grouped 16-byte aligned): two keys a
+// shared-memory load.
+__device__ __forceinline__ int rank_in_bucket(const uint64_t* grouped, int first, int end, uint64_t g) {
+  int rank = 0, i = first;
+  if (i % 2 != 0 && i < end) rank += grouped[i++] > g ? 1 : 0;
+  for (; i + 2 <= end; i += 2) {
+    const ulonglong2 two = *reinterpret_cast<const ulonglong2*>(grouped + i);
+    rank += (two.x > g ? 1 : 0) + (two.y > g ? 1 : 0);
+  }
+  if (i < end) rank += grouped[i] > g ? 1 : 0;
+  return rank;
+}
+
+// True when every logit of value bin key >> 48 has the key's top 32 bits: the bin's low 16 bits are
+// zero in its floats (bf16 values among them), so the bin holds one logit (+inf, taken as FLT_MAX, does not).
+__device__ __forceinline__ bool one_logit_bin(uint64_t key) {
+  const uint32_t low = uint32_t(key >> 32) & 0xFFFFu;
+  return low == (key >> 63 ? 0u : 0xFFFFu);  // order_key: positive floats keep their bits, negative invert
+}
+
+// The order of s.cand[0, n) after sort_top_by_bin (or another ordering: by_bucket false).
+struct OrderedCandidates {
+  int n;           // s.cand[0, n): every key down to the k-th largest's value bin
+  bool by_bucket;  // in descending order of value bin only: each bin holds one logit, its keys in no order
+  uint32_t top_bin;  // by_bucket: the first bin (s.bin_count[top_bin - bin]: count << 16 | start)
+};
+
+// The top of the candidates s.cand[0, n) (unique keys, n <= kCap) into descending order in s.cand[0, m):
+// every key in a value bin (key >> 48) at or above that of the k-th largest (1 <= k <= n), so the top k and
+// the keys that share the k-th's bin. Bins lie in (top_bin - kBins, top_bin]. Six barriers (against ten for
+// a narrowing pass followed by a sort): a counting pass by bin (bucket b = top_bin - bin; a key's place
+// among its bucket's arrivals from one atomic); a scan of the bucket counts that gives each bucket's start
+// and m, the start of the first bucket past the k-th key; the kept keys (those of buckets that start below
+// k) to their bucket's start plus arrival; then each to its bucket's start plus its rank there (the number
+// of larger keys in the bucket, counted in grouped order). Keys are unique, so the result is exact and
+// independent of the order the atomics ran in.
+// Where every candidate's bin holds one logit (one_logit_bin: bf16 rows), the kept keys go to their
+// bucket's start plus arrival in s.cand and stay there (by_bucket, five barriers): every running mass of
+// the sort order is the same at each position, so the draws give the same positions, and
+// token_in_bucket_order finds the key the sort would have put at the drawn one (the ranks took ~2,600 of
+// ~6,000 cycles at top_k 1000 on the H200, bf16 V = 151936: ~40 keys a bucket, each compared with all of
+// its bucket's, at one shared-memory load a compare).
+// A key outside the buckets (not expected), or a bucket of more than kRankBucket keys (near-flat rows,
+// where ranking would cost more than sorting): the bitonic sort of all n instead (m = n). Uses
+// s.bin_count, s.bin_mass, s.wave32, s.n_cand and s.mixed_bins: the caller must not need them;
+// by_bucket leaves s.bin_count's words for token_in_bucket_order.
 constexpr int kRankBucket = 256;
-__device__ inline int sort_top_by_bin(int n, int k, uint32_t top_bin, Shared& s) {
+__device__ inline OrderedCandidates sort_top_by_bin(int n, int k, uint32_t top_bin, Shared& s) {
   static_assert(kCap == kCapItems * kThreads && kCap <= 0xFFFF && kBins % kThreads == 0 && kBins >= kCap,
                 "bucket layout");
-  constexpr int kPer = kBins / kThreads, kWaves = kThreads / kWarpSize;
+  constexpr int kPer = kBins / kThreads;
   uint32_t* word = s.bin_count;    // per bucket: its count, then count << 16 | start
-  uint64_t* grouped = s.bin_mass;  // the kept keys grouped by bucket
+  uint64_t* grouped = s.bin_mass;  // the kept keys grouped by bucket (by_bucket: s.cand)
   const int tid = int(threadIdx.x), wave = tid / kWarpSize;
+  const OrderedCandidates sorted_all{n, false, top_bin};
   k = k < n ? k : n;
-#pragma unroll
-  for (int q = 0; q < kPer; ++q) word[tid * kPer + q] = 0;
+  static_assert(kPer == 4, "a thread's bucket words are one 16-byte access");
+  uint4* my_words = reinterpret_cast<uint4*>(word) + tid;  // buckets tid * kPer ..
+  *my_words = make_uint4(0, 0, 0, 0);
+  if (tid == 0) s.mixed_bins = 0;
   uint64_t key[kCapItems];
   uint32_t bucket[kCapItems], arrival[kCapItems];  // bucket kBins: no key in this slot
-  bool outside = false;
+  bool outside = false, mixed = false;
 #pragma unroll
   for (int q = 0; q < kCapItems; ++q) {
     const int j = q * kThreads + tid;
@@ -180,17 +239,22 @@ __device__ inline int sort_top_by_bin(int n, int k, uint32_t top_bin, Shared& s)
     const uint32_t b = top_bin - uint32_t(key[q] >> 48);
     bucket[q] = j < n && b < uint32_t(kBins) ? b : uint32_t(kBins);
     outside = outside || (j < n && b >= uint32_t(kBins));
+    mixed = mixed || (j < n && !one_logit_bin(key[q]));
   }
-  if (__syncthreads_or(outside)) return sort_candidates(n, s), n;
+  if (__syncthreads_or(outside)) return sort_candidates(n, s), sorted_all;  // (every key is in registers)
+  if (mixed) s.mixed_bins = 1;
 #pragma unroll
   for (int q = 0; q < kCapItems; ++q)
     if (bucket[q] < uint32_t(kBins)) arrival[q] = atomicAdd(&word[bucket[q]], 1u);
   __syncthreads();
+  const bool by_bucket = s.mixed_bins == 0;
+  if (by_bucket) grouped = s.cand;
   // Bucket starts: thread t owns buckets t * kPer ..; wave scans, then the waves' totals and maxima.
-  uint32_t c[kPer], mine = 0, largest = 0;
+  const uint4 counts = *my_words;
+  const uint32_t c[kPer] = {counts.x, counts.y, counts.z, counts.w};
+  uint32_t mine = 0, largest = 0;
 #pragma unroll
   for (int q = 0; q < kPer; ++q) {
-    c[q] = word[tid * kPer + q];
     mine += c[q];
     largest = c[q] > largest ? c[q] : largest;
   }
@@ -201,18 +265,17 @@ __device__ inline int sort_top_by_bin(int n, int k, uint32_t top_bin, Shared& s)
     s.wave32[1][wave] = largest;
   }
   __syncthreads();
-  uint32_t start = through - mine;
-  for (int w = 0; w < kWaves; ++w) {
-    start += w < wave ? s.wave32[0][w] : 0u;
-    largest = s.wave32[1][w] > largest ? s.wave32[1][w] : largest;
-  }
-  if (largest > uint32_t(kRankBucket)) return sort_candidates(n, s), n;  // the same in every thread
+  uint32_t start = through - mine + waves_before(s.wave32[0]);
+  largest = waves_max_word(s.wave32[1]);
+  if (largest > uint32_t(kRankBucket)) return sort_candidates(n, s), sorted_all;  // the same in every thread
+  uint32_t placed[kPer];
 #pragma unroll
   for (int q = 0; q < kPer; ++q) {
-    word[tid * kPer + q] = c[q] << 16 | start;
+    placed[q] = c[q] << 16 | start;
     if (start < uint32_t(k) && uint32_t(k) <= start + c[q]) s.n_cand = start + c[q];  // the k-th key's bucket
     start += c[q];
   }
+  *my_words = make_uint4(placed[0], placed[1], placed[2], placed[3]);
   __syncthreads();
   const int m = int(s.n_cand);
 #pragma unroll
@@ -222,6 +285,7 @@ __device__ inline int sort_top_by_bin(int n, int k, uint32_t top_bin, Shared& s)
       if ((w & 0xFFFFu) < uint32_t(k)) grouped[(w & 0xFFFFu) + arrival[q]] = key[q];
     }
   __syncthreads();
+  if (by_bucket) return OrderedCandidates{m, true, top_bin};
   // Ranks in grouped order: the lanes of a wave mostly share a bucket, so they loop alike and read the
   // same keys (broadcasts).
 #pragma unroll
@@ -231,12 +295,24 @@ __device__ inline int sort_top_by_bin(int n, int k, uint32_t top_bin, Shared& s)
     const uint64_t g = grouped[j];
     const uint32_t w = word[top_bin - uint32_t(g >> 48)];
     const int first = int(w & 0xFFFFu), end = first + int(w >> 16);
-    int rank = 0;
-    for (int i = first; i < end; ++i) rank += grouped[i] > g;
-    s.cand[first + rank] = g;
+    s.cand[first + rank_in_bucket(grouped, first, end, g)] = g;
   }
   __syncthreads();
-  return m;
+  return OrderedCandidates{m, false, top_bin};
+}
+
+// The row index of the key the sort order has at position pos, where sort_top_by_bin left the candidates
+// in bucket order (o.by_bucket; every thread, pos the same in all): the key of rank pos - start among its
+// bucket's (at most kRankBucket keys). One barrier; writes s.b64[1].
+__device__ inline int64_t token_in_bucket_order(const OrderedCandidates& o, int pos, Shared& s) {
+  const uint32_t w = s.bin_count[o.top_bin - uint32_t(s.cand[pos] >> 48)];
+  const int first = int(w & 0xFFFFu), end = first + int(w >> 16);
+  for (int j = first + int(threadIdx.x); j < end; j += kThreads) {
+    const uint64_t g = s.cand[j];
+    if (first + rank_in_bucket(s.cand, first, end, g) == pos) s.b64[1] = uint64_t(key_index(g));
+  }
+  __syncthreads();
+  return int64_t(s.b64[1]);
 }
 
 // Gather the elements `keep(t, bin, key)` accepts into s.cand and sort them; returns their number.

@@ -2,8 +2,10 @@
 // kCapItems consecutive candidates, and one block scan of their fixed-point masses in sort order
 // decides top-k, top-p and min-p (all prefixes of the order) and the inverse-CDF draw. The split rows
 // use it when their candidates are more than one wave draws (wave_draw.hpp).
-// Contract: s.cand[0, n) sorted descending (1 <= n <= kCap), elements of the row that hold
-// its top k (top_k >= 2); called by every thread of the block; uses s.b64, s.wave64, s.wave32.
+// Contract: s.cand[0, n) sorted descending (1 <= n <= kCap), or in bucket order (sort_top_by_bin's
+// by_bucket: each position has the logit, so the mass, of the sort order's), elements of the row that hold
+// its top k (top_k >= 2); called by every thread of the block; returns the drawn position (every thread);
+// uses s.b64, s.wave64, s.wave32.
 // Rules: those of draw_sorted, with the draw's weights in the same fixed point as top-p's masses:
 // keep = min(k, the first position whose running mass reaches top_p of the top-k mass, the first
 // candidate below min-p); then the first kept position whose running mass exceeds floor(u * kept mass).
@@ -20,16 +22,22 @@ __device__ __forceinline__ void publish_run(int j, const uint64_t (&run)[kCapIte
   if (j >= first && j < first + kCapItems) *out = run[j - first];
 }
 
-__device__ inline int64_t draw_sorted_candidates(const RowScale& sc, const RowParams& p, float tmin, int n, float u,
+__device__ inline int draw_sorted_candidates(const RowScale& sc, const RowParams& p, float tmin, int n, float u,
                                                  Shared& s) {
   const int first = int(threadIdx.x) * kCapItems, wave = int(threadIdx.x) / kWarpSize;
   // Masses in sort order; the first candidate below min-p (min-p keeps a prefix).
-  uint64_t run[kCapItems], mine = 0;
+  static_assert(kCapItems % 2 == 0, "two keys a load");
+  uint64_t key[kCapItems], run[kCapItems], mine = 0;
+#pragma unroll
+  for (int q = 0; q < kCapItems; q += 2) {  // 16-byte loads: half the shared-memory requests
+    const ulonglong2 two = *reinterpret_cast<const ulonglong2*>(&s.cand[first + q]);
+    key[q] = two.x, key[q + 1] = two.y;
+  }
   int out = n;
 #pragma unroll
   for (int q = 0; q < kCapItems; ++q) {
     const int j = first + q;
-    const float t = j < n ? sc.t(key_logit(s.cand[j])) : -INFINITY;
+    const float t = j < n ? sc.t(key_logit(key[q])) : -INFINITY;
     if (j < n && t < tmin && out == n) out = j;
     mine += j < n ? fixed_mass(t) : 0;
     run[q] = mine;  // this thread's running mass, completed below
@@ -41,11 +49,8 @@ __device__ inline int64_t draw_sorted_candidates(const RowScale& sc, const RowPa
     s.wave32[0][wave] = uint32_t(out);
   }
   __syncthreads();
-  uint64_t before = through - mine;
-  for (int w = 0; w < kThreads / kWarpSize; ++w) {
-    before += w < wave ? s.wave64[w] : 0;
-    out = int(s.wave32[0][w]) < out ? int(s.wave32[0][w]) : out;
-  }
+  const uint64_t before = through - mine + waves_before(s.wave64);
+  out = int(waves_min_word(s.wave32[0]));
 #pragma unroll
   for (int q = 0; q < kCapItems; ++q) run[q] += before;  // running mass through position first + q
 
@@ -69,8 +74,7 @@ __device__ inline int64_t draw_sorted_candidates(const RowScale& sc, const RowPa
 #pragma unroll
   for (int q = kCapItems - 1; q >= 0; --q)
     if (first + q < keep && run[q] > target) pick = first + q;
-  pick = int(block_min_word(uint32_t(pick), s.wave32[0]));
-  return key_index(s.cand[pick]);
+  return int(block_min_word(uint32_t(pick), s.wave32[0]));
 }
 
 }  // namespace dcukern::sampling_detail

@@ -103,9 +103,9 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
       else
         n = plan_gather(w.tiles, s) ? gather_lists<kListBatch, split_list_cap(kItems)>(w, row, s)
                                     : gather_row<DT, kVec, kItems>(a, w, row, s);
-      n = order_candidates(plan.max_key, p.top_k, n, s.draw);  // the candidates hold the row's top k
+      const OrderedCandidates o = order_candidates(plan.max_key, p.top_k, n, s.draw);  // hold the row's top k
       if (key_logit(s.draw.cand[0]) == -INFINITY) return write_token(a, row, kSamplingInvalidToken, false);
-      return write_token(a, row, draw_ordered(p, n, u, s.draw), true);
+      return write_token(a, row, draw_ordered(p, o, u, s.draw), true);
     }
     case SplitMode::fallback: break;
   }

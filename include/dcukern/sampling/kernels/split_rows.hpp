@@ -129,45 +129,50 @@ __device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const
   }
 }
 
-// The largest of s.cand[0, n), every thread.
-__device__ inline uint64_t largest_candidate(int n, Shared& s) {
-  uint64_t m = 0;
-  for (int j = threadIdx.x; j < n; j += kThreads) m = s.cand[j] > m ? s.cand[j] : m;
-  return all_max(m, s);
+// The largest value bin (key >> 48) of s.cand[0, n), every thread (one barrier).
+__device__ inline uint32_t largest_candidate_bin(int n, Shared& s) {
+  uint32_t m = 0;
+  for (int j = threadIdx.x; j < n; j += kThreads) m = max(m, uint32_t(s.cand[j] >> 48));
+  return block_max_word(m, s.wave32[1]);
 }
 
 // The row's candidates s.cand[0, n) (unsorted, unique; 1 <= n <= kCap), elements of the row that hold its
 // top k (the draw's rules look at the first top_k of their sort order only) -> the largest m of them in
-// descending order at s.cand[0, m); returns m. Where they are few, or top_k is at most kWaveDrawCap and
-// they are at most kThreads / 2 (small k: a few tiles' lists of a little over k each), place_top ranks
-// them (two barriers, at most n / 2 compares a thread) and keeps the top kWaveDrawCap. Else
-// sort_top_by_bin keeps and sorts those down to the k-th largest's value bin, from max_key (the largest
-// candidate, or 0: not known yet, found here). sort_top_by_bin first zeroes s.bin_count, which the split
-// kernel's scan part overlaps (SplitShared): there the merge leaves max_key 0, and largest_candidate's
-// barriers end every thread's reads of the scan's part (s.scan.threshold) before it. A caller that passes
-// a known max_key with such reads pending synchronises the block first.
-__device__ inline int order_candidates(uint64_t max_key, int top_k, int n, Shared& s) {
-  if (n <= kWaveDrawCap) return place_top<kWaveDrawCap>(n, s);
+// descending order at s.cand[0, m) (or in bucket order: sort_top_by_bin's by_bucket). Where they are few,
+// or top_k is at most kWaveDrawCap and they are at most kThreads / 2 (small k: a few tiles' lists of a
+// little over k each), place_top ranks them (two barriers, at most n / 2 compares a thread) and keeps the
+// top kWaveDrawCap. Else sort_top_by_bin keeps those down to the k-th largest's value bin, from the bin of
+// max_key (the largest candidate, or 0: not known yet, found here). sort_top_by_bin first zeroes
+// s.bin_count, which the split kernel's scan part overlaps (SplitShared): there the merge leaves max_key 0,
+// and largest_candidate_bin's barrier ends every thread's reads of the scan's part (s.scan.threshold)
+// before it. A caller that passes a known max_key with such reads pending synchronises the block first.
+__device__ inline OrderedCandidates order_candidates(uint64_t max_key, int top_k, int n, Shared& s) {
+  auto placed = [](int m) { return OrderedCandidates{m, false, 0}; };
+  if (n <= kWaveDrawCap) return placed(place_top<kWaveDrawCap>(n, s));
   if (top_k <= kWaveDrawCap) {
-    if (n <= 2 * kWaveDrawCap) return place_top<2 * kWaveDrawCap>(n, s);
+    if (n <= 2 * kWaveDrawCap) return placed(place_top<2 * kWaveDrawCap>(n, s));
     if constexpr (4 * kWaveDrawCap <= kThreads / 2)
-      if (n <= 4 * kWaveDrawCap) return place_top<4 * kWaveDrawCap>(n, s);
+      if (n <= 4 * kWaveDrawCap) return placed(place_top<4 * kWaveDrawCap>(n, s));
   }
-  if (max_key == 0) max_key = largest_candidate(n, s);
-  return sort_top_by_bin(n, top_k, uint32_t(max_key >> 48), s);
+  return sort_top_by_bin(n, top_k, max_key != 0 ? uint32_t(max_key >> 48) : largest_candidate_bin(n, s), s);
 }
 
-// Draw with uniform u among the row's ordered candidates s.cand[0, n) (order_candidates; the first is the
-// row's largest element, whose logit scales the row): one wave decides where they are at most
-// kWaveDrawCap, else the block.
-__device__ inline int64_t draw_ordered(const RowParams& p, int n, float u, Shared& s) {
+// Draw with uniform u among the row's ordered candidates (order_candidates; the first is of the row's
+// largest logit, which scales the row): one wave decides the position where they are at most
+// kWaveDrawCap, else the block; returns the row index of the key the sort order has there.
+__device__ inline int64_t draw_ordered(const RowParams& p, const OrderedCandidates& o, float u, Shared& s) {
   const RowScale sc = row_scale(key_logit(s.cand[0]), p);
-  if (n <= kWaveDrawCap) {
-    if (int(threadIdx.x) < kWarpSize) wave_draw(sc, p, row_tmin(p), n, u, s);
+  int pos;
+  if (o.n <= kWaveDrawCap) {
+    if (int(threadIdx.x) < kWarpSize) wave_draw(sc, p, row_tmin(p), o.n, u, s);
     __syncthreads();
-    return int64_t(s.b64[1]);
+    if (!o.by_bucket) return int64_t(s.b64[1]);  // the key there
+    pos = int(s.b64[0]);
+  } else {
+    pos = draw_sorted_candidates(sc, p, row_tmin(p), o.n, u, s);
+    if (!o.by_bucket) return key_index(s.cand[pos]);
   }
-  return draw_sorted_candidates(sc, p, row_tmin(p), n, u, s);
+  return token_in_bucket_order(o, pos, s);
 }
 
 // Called by the block that wrote a row's token, after the write: with advance_offset the last row to

@@ -1,13 +1,13 @@
 // The draw among a small candidate set: the split rows' last block hands rows whose top candidates fit one
 // wave (at most kWaveDrawCap, two per lane) to this. The whole block first puts the largest of them in sort
 // order (place_top: each key's place is the number of larger keys, counted by kThreads / kKeys threads a
-// key, two barriers; sort_top_by_bin's are sorted already), then its first wave applies top-k, top-p,
+// key, two barriers; sort_top_by_bin's are in order already), then its first wave applies top-k, top-p,
 // min-p and the inverse-CDF draw with wave scans, broadcasts and ballots (wave_draw): the rules of
 // draw_sorted (the block-wide draw), without its ~30 barriers.
-// Contract: wave_draw: n <= kWaveDrawCap candidates s.cand[0, n) in descending order, elements of the row
-// that hold its top k (top_k >= 2), or its top kWaveDrawCap where top_k is larger than n; every lane of
-// wave 0 and no other; the token index lands in s.b64[1] (the caller synchronises the block before
-// reading it).
+// Contract: wave_draw: n <= kWaveDrawCap candidates s.cand[0, n) in descending order (or in bucket order:
+// sorted_draw.hpp), elements of the row that hold its top k (top_k >= 2), or its top kWaveDrawCap where
+// top_k is larger than n; every lane of wave 0 and no other; the drawn position lands in s.b64[0] and the
+// row index of the key there in s.b64[1] (the caller synchronises the block before reading them).
 // Determinism: keys are unique; masses are integers; the float sum of the draw runs in lane order.
 #pragma once
 #include "dcukern/platform/warp.hpp"
@@ -96,6 +96,7 @@ __device__ inline void wave_draw(const RowScale& sc, const RowParams& p, float t
   const float target = u * wave_broadcast(through1, kWarpSize - 1);
   const int pick = position_ballot(w[0] > 0.0f && before0 <= target, w[1] > 0.0f && before1 <= target).last(0);
   if (lane == pick % kWarpSize) s.b64[1] = uint64_t(key_index(pick < kWarpSize ? v[0] : v[1]));
+  if (lane == 0) s.b64[0] = uint64_t(pick);
 }
 
 }  // namespace dcukern::sampling_detail
