@@ -24,21 +24,21 @@ constexpr SamplingContract split(SamplingContract c) {
 }
 constexpr Semantics kSplitSemantics{true, true, false};
 constexpr const char* kSplitEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at 0833d6d); capabilities/evidence/sampling-sm_90.json "
+    "tests/device/sampling_device_test.cu (sm_90, H200, at 9b4bdf7); capabilities/evidence/sampling-sm_90.json "
     "(below 64 rows; sampling-sm_90-d5c2793.json at every batch); AMD: compile only";
 constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
     "capabilities/evidence/sampling-sm_90.json; AMD: compile only";
 
 // Batches from kStreamBatchMin rows take the stream row. Measured on the H200 against sampling.split.vec
-// (top-k + top-p, capabilities/evidence/sampling-sm_90.json, every V, k and p): B = 64 0.79-0.92x the time,
-// B = 128 0.64-0.77x, B = 512 fp32 0.82-0.86x, bf16 0.94-1.02x (k = 1000 the slower); B = 32 1.05-1.27x and
+// (top-k + top-p, capabilities/evidence/sampling-sm_90.json, every V, k and p): B = 64 0.81-0.94x the time,
+// B = 128 0.65-0.74x, B = 512 fp32 0.78-0.86x, bf16 0.84-0.98x (k = 1000 the slower); B = 32 1.05-1.27x and
 // B = 1 1.45-2.3x (p = 0.8, an earlier run), where a row's stream through one SM is the time and the split
 // row spreads it over several.
 constexpr int64_t kStreamBatchMin = 64;
 constexpr const char* kStreamEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at 0833d6d); capabilities/evidence/sampling-sm_90.json "
-    "(at 0833d6d); AMD: compile only";
+    "tests/device/sampling_device_test.cu (sm_90, H200, at 9b4bdf7); capabilities/evidence/sampling-sm_90.json "
+    "(at 9b4bdf7); AMD: compile only";
 constexpr SamplingContract streamed() {
   SamplingContract c = split(vectorised());
   c.batch_min = kStreamBatchMin;

@@ -169,8 +169,9 @@ __device__ inline void sort_candidates(int n, Shared& s) {
   }
 }
 
-// The number of keys of grouped[first, end) larger than g (grouped 16-byte aligned): two keys a
-// shared-memory load.
+// The number of keys of grouped[first, end) larger than g (grouped 16-byte aligned), two keys a load. On the
+// H200 sort_top_by_bin's ranks took as long this way as with one key a load or with eight loads in flight
+// (bench/sampling_draw_cycles.cu): the bytes the block's loads move, not their latency, set their time.
 __device__ __forceinline__ int rank_in_bucket(const uint64_t* grouped, int first, int end, uint64_t g) {
   int rank = 0, i = first;
   if (i % 2 != 0 && i < end) rank += grouped[i++] > g ? 1 : 0;
@@ -208,9 +209,9 @@ struct OrderedCandidates {
 // Where every candidate's bin holds one logit (one_logit_bin: bf16 rows), the kept keys go to their
 // bucket's start plus arrival in s.cand and stay there (by_bucket, five barriers): every running mass of
 // the sort order is the same at each position, so the draws give the same positions, and
-// token_in_bucket_order finds the key the sort would have put at the drawn one (the ranks took ~2,600 of
-// ~6,000 cycles at top_k 1000 on the H200, bf16 V = 151936: ~40 keys a bucket, each compared with all of
-// its bucket's, at one shared-memory load a compare).
+// token_in_bucket_order finds the key the sort would have put at the drawn one (bench/sampling_draw_cycles.cu
+// on the H200, bf16 V = 151936 top_k 1000, ~40 keys a bucket: the ranks took ~2,600 of the ~6,000 cycles;
+// order_candidates now ~2,800, the draw 3,200 -> 3,500 with the lookup).
 // A key outside the buckets (not expected), or a bucket of more than kRankBucket keys (near-flat rows,
 // where ranking would cost more than sorting): the bitonic sort of all n instead (m = n). Uses
 // s.bin_count, s.bin_mass, s.wave32, s.n_cand and s.mixed_bins: the caller must not need them;

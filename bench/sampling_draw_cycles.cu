@@ -1,0 +1,125 @@
+// SM cycles of the split rows' last steps in isolation: order_candidates (split_rows.hpp) and draw_ordered
+// over a row's gathered candidates, one block a row, the candidates already in shared memory (as a cluster
+// row's first block has them). For tuning those steps: sampling_bench times whole calls, where they are one
+// part of a row's chain (bench/sampling_trace_report.py splits the chain into its phases).
+//   sampling_draw_cycles    prints, per candidate set: the candidates, those order_candidates keeps,
+//                           whether it left them in bucket order, and the median and largest cycles of
+//                           each step over 32 rows (clock64 of thread 0 between block barriers).
+// Candidate sets: the elements of a row of V normal logits (sd 2, as sampling_bench's) in value bins at or
+// above the bin that holds the row's target-th largest (about 5.5 k for small k, whose five tiles each list
+// a little over k; sqrt(2048 k), the threshold kernel's aim, above k = 128), in random order; bf16 rows
+// (each bin one logit) and fp32 rows.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "harness.hpp"
+#include "dcukern/sampling/kernels/split_rows.hpp"
+
+namespace {
+
+using namespace dcukern::sampling_detail;
+constexpr int kRows = 32;
+
+__global__ void __launch_bounds__(kThreads)
+    draw_cycles_kernel(const uint64_t* cand, const int* counts, int top_k, float top_p, long long* out) {
+  __shared__ Shared s;
+  const int row = blockIdx.x, n = counts[row];
+  for (int j = threadIdx.x; j < n; j += kThreads) s.cand[j] = cand[int64_t(row) * kCap + j];
+  __syncthreads();
+  const long long t0 = clock64();
+  const OrderedCandidates o = order_candidates(0, top_k, n, s);
+  __syncthreads();
+  const long long t1 = clock64();
+  const RowParams p{1.0f, top_p, 0.0f, top_k, true};
+  const int64_t token = draw_ordered(p, o, 0.37f, s);
+  __syncthreads();
+  const long long t2 = clock64();
+  if (threadIdx.x == 0) {
+    long long* r = out + row * 5;
+    r[0] = t1 - t0, r[1] = t2 - t1, r[2] = o.n, r[3] = o.by_bucket, r[4] = token;
+  }
+}
+
+uint32_t order_key_host(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if (u == 0x80000000u) u = 0;
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+float round_to_bf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+// Each row's candidates (at most kCap, sort keys as the split rows append them) from its own logits.
+void candidate_sets(int64_t vocab, int target, bool bf16, std::vector<uint64_t>& cand, std::vector<int>& counts) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  cand.assign(size_t(kRows) * kCap, 0);
+  counts.assign(kRows, 0);
+  std::vector<float> x(static_cast<size_t>(vocab));
+  std::vector<uint32_t> bins(static_cast<size_t>(vocab));
+  for (int r = 0; r < kRows; ++r) {
+    for (int64_t i = 0; i < vocab; ++i) {
+      x[i] = bf16 ? round_to_bf16(nd(rng)) : nd(rng);
+      bins[i] = order_key_host(x[i]) >> 16;
+    }
+    std::vector<uint32_t> sorted = bins;
+    std::nth_element(sorted.begin(), sorted.begin() + (target - 1), sorted.end(), std::greater<uint32_t>());
+    const uint32_t cut = sorted[target - 1];
+    std::vector<uint64_t> c;
+    for (int64_t i = 0; i < vocab; ++i)
+      if (bins[i] >= cut) c.push_back(uint64_t(order_key_host(x[i])) << 32 | uint64_t(0xFFFFFFFFu - uint32_t(i)));
+    std::shuffle(c.begin(), c.end(), rng);
+    c.resize(std::min<size_t>(c.size(), kCap));
+    counts[r] = int(c.size());
+    std::copy(c.begin(), c.end(), cand.begin() + int64_t(r) * kCap);
+  }
+}
+
+}  // namespace
+
+int main() {
+  struct Case {
+    int top_k, target;
+  };
+  const Case cases[] = {{20, 110}, {50, 275}, {200, 640}, {1000, 1431}};
+  uint64_t* d_cand;
+  int* d_counts;
+  long long* d_out;
+  BENCH_RT(dcukern::runtime_malloc(reinterpret_cast<void**>(&d_cand), sizeof(uint64_t) * kRows * kCap));
+  BENCH_RT(dcukern::runtime_malloc(reinterpret_cast<void**>(&d_counts), sizeof(int) * kRows));
+  BENCH_RT(dcukern::runtime_malloc(reinterpret_cast<void**>(&d_out), sizeof(long long) * kRows * 5));
+  std::printf("%-6s %7s %6s %6s %9s %10s %10s %10s %10s\n", "dtype", "V", "top_k", "cands", "kept", "bucket",
+              "order_med", "order_max", "draw_med");
+  for (bool bf16 : {true, false})
+    for (const Case& c : cases) {
+      std::vector<uint64_t> cand;
+      std::vector<int> counts;
+      candidate_sets(151936, c.target, bf16, cand, counts);
+      BENCH_RT(dcukern::runtime_copy_to_device(d_cand, cand.data(), sizeof(uint64_t) * cand.size()));
+      BENCH_RT(dcukern::runtime_copy_to_device(d_counts, counts.data(), sizeof(int) * kRows));
+      for (int run = 0; run < 3; ++run)  // the last run's cycles are printed (code and data warm)
+        draw_cycles_kernel<<<kRows, kThreads>>>(d_cand, d_counts, c.top_k, 0.8f, d_out);
+      BENCH_RT(dcukern::runtime_last_error());
+      BENCH_RT(dcukern::runtime_synchronize());
+      std::vector<long long> out(size_t(kRows) * 5);
+      BENCH_RT(dcukern::runtime_copy_to_host(out.data(), d_out, sizeof(long long) * out.size()));
+      std::vector<long long> order, draw;
+      for (int r = 0; r < kRows; ++r) order.push_back(out[r * 5]), draw.push_back(out[r * 5 + 1]);
+      std::sort(order.begin(), order.end());
+      std::sort(draw.begin(), draw.end());
+      std::printf("%-6s %7d %6d %6d %9lld %10s %10lld %10lld %10lld\n", bf16 ? "bf16" : "f32", 151936, c.top_k,
+                  counts[0], out[2], out[3] ? "yes" : "no", order[kRows / 2], order[kRows - 1], draw[kRows / 2]);
+    }
+  BENCH_RT(dcukern::runtime_free(d_cand));
+  BENCH_RT(dcukern::runtime_free(d_counts));
+  BENCH_RT(dcukern::runtime_free(d_out));
+  return 0;
+}
