@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "dcukern/ref/gemv.hpp"  // bf16 rounding
 #include "dcukern/sampling/kernels/split_rows.hpp"
 
 namespace {
@@ -49,13 +50,6 @@ uint32_t order_key_host(float x) {
   if (u == 0x80000000u) u = 0;
   return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
-float round_to_bf16(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
-  std::memcpy(&x, &u, 4);
-  return x;
-}
 
 // Each row's candidates (at most kCap, sort keys as the split rows append them) from its own logits.
 void candidate_sets(int64_t vocab, int target, bool bf16, std::vector<uint64_t>& cand, std::vector<int>& counts) {
@@ -67,7 +61,7 @@ void candidate_sets(int64_t vocab, int target, bool bf16, std::vector<uint64_t>&
   std::vector<uint32_t> bins(static_cast<size_t>(vocab));
   for (int r = 0; r < kRows; ++r) {
     for (int64_t i = 0; i < vocab; ++i) {
-      x[i] = bf16 ? round_to_bf16(nd(rng)) : nd(rng);
+      x[i] = bf16 ? dcukern::ref::bf16_to_float(dcukern::ref::float_to_bf16(nd(rng))) : nd(rng);
       bins[i] = order_key_host(x[i]) >> 16;
     }
     std::vector<uint32_t> sorted = bins;
