@@ -4,7 +4,10 @@
 // part of a row's chain (bench/sampling_trace_report.py splits the chain into its phases).
 //   sampling_draw_cycles    prints, per candidate set: the candidates, those order_candidates keeps,
 //                           whether it left them in bucket order, and the median and largest cycles of
-//                           each step over 32 rows (clock64 of thread 0 between block barriers).
+//                           each step over 32 rows (clock64 of thread 0 between block barriers); each
+//                           set twice: with the row's top value bin unknown (found among the candidates,
+//                           as the rows gathered from L2 do) and known (as a cluster row's tiles pass it
+//                           on where they take their own cuts).
 // Candidate sets: the elements of a row of V normal logits (sd 2, as sampling_bench's) in value bins at or
 // above the bin that holds the row's target-th largest (about 5.5 k for small k, whose five tiles each list
 // a little over k; sqrt(2048 k), the threshold kernel's aim, above k = 128), in random order; bf16 rows
@@ -24,14 +27,17 @@ namespace {
 using namespace dcukern::sampling_detail;
 constexpr int kRows = 32;
 
-__global__ void __launch_bounds__(kThreads)
-    draw_cycles_kernel(const uint64_t* cand, const int* counts, int top_k, float top_p, long long* out) {
+template <bool kBf16>
+__global__ void __launch_bounds__(kThreads) draw_cycles_kernel(const uint64_t* cand, const int* counts,
+                                                               const uint64_t* max_keys, int top_k, float top_p,
+                                                               long long* out) {
   __shared__ Shared s;
   const int row = blockIdx.x, n = counts[row];
   for (int j = threadIdx.x; j < n; j += kThreads) s.cand[j] = cand[int64_t(row) * kCap + j];
+  zero_few_buckets(s);
   __syncthreads();
   const long long t0 = clock64();
-  const OrderedCandidates o = order_candidates(0, top_k, n, s);
+  const OrderedCandidates o = order_candidates<kBf16>(max_keys ? max_keys[row] : 0, top_k, n, s);
   __syncthreads();
   const long long t1 = clock64();
   const RowParams p{1.0f, top_p, 0.0f, top_k, true};
@@ -52,11 +58,13 @@ uint32_t order_key_host(float x) {
 }
 
 // Each row's candidates (at most kCap, sort keys as the split rows append them) from its own logits.
-void candidate_sets(int64_t vocab, int target, bool bf16, std::vector<uint64_t>& cand, std::vector<int>& counts) {
+void candidate_sets(int64_t vocab, int target, bool bf16, std::vector<uint64_t>& cand, std::vector<int>& counts,
+                    std::vector<uint64_t>& max_keys) {
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0.0f, 2.0f);
   cand.assign(size_t(kRows) * kCap, 0);
   counts.assign(kRows, 0);
+  max_keys.assign(kRows, 0);
   std::vector<float> x(static_cast<size_t>(vocab));
   std::vector<uint32_t> bins(static_cast<size_t>(vocab));
   for (int r = 0; r < kRows; ++r) {
@@ -73,6 +81,7 @@ void candidate_sets(int64_t vocab, int target, bool bf16, std::vector<uint64_t>&
     std::shuffle(c.begin(), c.end(), rng);
     c.resize(std::min<size_t>(c.size(), kCap));
     counts[r] = int(c.size());
+    max_keys[r] = *std::max_element(c.begin(), c.end());
     std::copy(c.begin(), c.end(), cand.begin() + int64_t(r) * kCap);
   }
 }
@@ -87,33 +96,42 @@ int main() {
   uint64_t* d_cand;
   int* d_counts;
   long long* d_out;
+  uint64_t* d_max_keys;
   BENCH_RT(dcukern::runtime_malloc(reinterpret_cast<void**>(&d_cand), sizeof(uint64_t) * kRows * kCap));
   BENCH_RT(dcukern::runtime_malloc(reinterpret_cast<void**>(&d_counts), sizeof(int) * kRows));
   BENCH_RT(dcukern::runtime_malloc(reinterpret_cast<void**>(&d_out), sizeof(long long) * kRows * 5));
-  std::printf("%-6s %7s %6s %6s %9s %10s %10s %10s %10s\n", "dtype", "V", "top_k", "cands", "kept", "bucket",
-              "order_med", "order_max", "draw_med");
+  BENCH_RT(dcukern::runtime_malloc(reinterpret_cast<void**>(&d_max_keys), sizeof(uint64_t) * kRows));
+  std::printf("%-6s %7s %6s %6s %5s %9s %10s %10s %10s %10s\n", "dtype", "V", "top_k", "cands", "top", "kept",
+              "bucket", "order_med", "order_max", "draw_med");
   for (bool bf16 : {true, false})
-    for (const Case& c : cases) {
-      std::vector<uint64_t> cand;
-      std::vector<int> counts;
-      candidate_sets(151936, c.target, bf16, cand, counts);
-      BENCH_RT(dcukern::runtime_copy_to_device(d_cand, cand.data(), sizeof(uint64_t) * cand.size()));
-      BENCH_RT(dcukern::runtime_copy_to_device(d_counts, counts.data(), sizeof(int) * kRows));
-      for (int run = 0; run < 3; ++run)  // the last run's cycles are printed (code and data warm)
-        draw_cycles_kernel<<<kRows, kThreads>>>(d_cand, d_counts, c.top_k, 0.8f, d_out);
-      BENCH_RT(dcukern::runtime_last_error());
-      BENCH_RT(dcukern::runtime_synchronize());
-      std::vector<long long> out(size_t(kRows) * 5);
-      BENCH_RT(dcukern::runtime_copy_to_host(out.data(), d_out, sizeof(long long) * out.size()));
-      std::vector<long long> order, draw;
-      for (int r = 0; r < kRows; ++r) order.push_back(out[r * 5]), draw.push_back(out[r * 5 + 1]);
-      std::sort(order.begin(), order.end());
-      std::sort(draw.begin(), draw.end());
-      std::printf("%-6s %7d %6d %6d %9lld %10s %10lld %10lld %10lld\n", bf16 ? "bf16" : "f32", 151936, c.top_k,
-                  counts[0], out[2], out[3] ? "yes" : "no", order[kRows / 2], order[kRows - 1], draw[kRows / 2]);
-    }
+    for (const Case& c : cases)
+      for (bool known_top : {false, true}) {
+        std::vector<uint64_t> cand, max_keys;
+        std::vector<int> counts;
+        candidate_sets(151936, c.target, bf16, cand, counts, max_keys);
+        BENCH_RT(dcukern::runtime_copy_to_device(d_cand, cand.data(), sizeof(uint64_t) * cand.size()));
+        BENCH_RT(dcukern::runtime_copy_to_device(d_counts, counts.data(), sizeof(int) * kRows));
+        BENCH_RT(dcukern::runtime_copy_to_device(d_max_keys, max_keys.data(), sizeof(uint64_t) * kRows));
+        const uint64_t* top = known_top ? d_max_keys : nullptr;
+        for (int run = 0; run < 3; ++run) {  // the last run's cycles are printed (code and data warm)
+          if (bf16) draw_cycles_kernel<true><<<kRows, kThreads>>>(d_cand, d_counts, top, c.top_k, 0.8f, d_out);
+          else draw_cycles_kernel<false><<<kRows, kThreads>>>(d_cand, d_counts, top, c.top_k, 0.8f, d_out);
+        }
+        BENCH_RT(dcukern::runtime_last_error());
+        BENCH_RT(dcukern::runtime_synchronize());
+        std::vector<long long> out(size_t(kRows) * 5);
+        BENCH_RT(dcukern::runtime_copy_to_host(out.data(), d_out, sizeof(long long) * out.size()));
+        std::vector<long long> order, draw;
+        for (int r = 0; r < kRows; ++r) order.push_back(out[r * 5]), draw.push_back(out[r * 5 + 1]);
+        std::sort(order.begin(), order.end());
+        std::sort(draw.begin(), draw.end());
+        std::printf("%-6s %7d %6d %6d %5s %9lld %10s %10lld %10lld %10lld\n", bf16 ? "bf16" : "f32", 151936, c.top_k,
+                    counts[0], known_top ? "known" : "found", out[2], out[3] ? "yes" : "no", order[kRows / 2],
+                    order[kRows - 1], draw[kRows / 2]);
+      }
   BENCH_RT(dcukern::runtime_free(d_cand));
   BENCH_RT(dcukern::runtime_free(d_counts));
   BENCH_RT(dcukern::runtime_free(d_out));
+  BENCH_RT(dcukern::runtime_free(d_max_keys));
   return 0;
 }

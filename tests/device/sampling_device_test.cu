@@ -308,6 +308,34 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
       check_distribution(*lb, away_from_edges(lb->row, r), split_row(*lb));
 }
 
+TEST_CASE("bf16 rows gathered from the tiles' lists: few candidates ordered by bucket, or the fallback") {
+  // V = 248320 at B = 32: the tiles hand over through L2 (no cluster), and at top_k 20 and 50 the row's
+  // candidates (8 tiles' lists of a little over k) are more than 128 and at most a block's threads, so the
+  // last block orders them by value bin (order_few_by_bucket). Rows: a normal background (a few keys a
+  // bin near the k-th: at top_k 50 one wave draws and finds the key); 50 ties at 7.5 over it (the k-th of
+  // top_k 50 among them: more than one wave's candidates, the block-wide draw and its bucket lookup);
+  // flat (hundreds a bin: more than kRankBucket, so sort_top_by_bin, which sorts them); one spike far
+  // above a normal background (the k-th more than kFewBuckets bins below the largest: sort_top_by_bin).
+  const int64_t v = 248320;
+  std::mt19937_64 rng(31);
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  std::uniform_real_distribution<float> ud(-0.5f, 0.5f);
+  std::vector<float> normal(v), ties(v), flat(v), spike(v);
+  for (int64_t i = 0; i < v; ++i) normal[i] = nd(rng), ties[i] = nd(rng), flat[i] = ud(rng), spike[i] = nd(rng);
+  for (int64_t i = 0; i < 50; ++i) ties[(i * 4969 + 7) % v] = 7.5f;  // ~22 larger logits (normal, sd 2)
+  spike[123457] = 40.0f;                                            // ~350 bins above the k-th
+  ref::SamplingRowParams rp;
+  rp.top_p = 0.95;
+  for (const std::vector<float>* l : {&normal, &ties, &flat, &spike}) {
+    const Batch lb(DType::bf16, *l, 32);  // (fewer rows would run as clusters)
+    for (int64_t k : {20, 50}) {
+      rp.top_k = k;
+      rp.temperature = l == &spike ? 8.0 : 1.0;  // the spike then holds ~3/4 of the top-k mass, not all
+      check_distribution(lb, away_from_edges(lb.row, rp), split_row(lb));
+    }
+  }
+}
+
 TEST_CASE("split rows: a tile with more candidates than its list holds, so the last block gathers the row again") {
   // 600 copies of the row's maximum in the first tile: with k = 1000 the threshold lies at or below
   // their bin, more than one tile's list holds, so the row's candidates are gathered from the logits

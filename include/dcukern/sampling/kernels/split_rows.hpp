@@ -7,6 +7,7 @@
 
 #include "dcukern/platform/atomic.hpp"
 #include "dcukern/platform/dependent_launch.hpp"
+#include "dcukern/sampling/kernels/bucket_order.hpp"
 #include "dcukern/sampling/kernels/sorted_draw.hpp"
 #include "dcukern/sampling/kernels/wave_draw.hpp"
 #include "dcukern/sampling/workspace.hpp"
@@ -138,40 +139,54 @@ __device__ inline uint32_t largest_candidate_bin(int n, Shared& s) {
 
 // The row's candidates s.cand[0, n) (unsorted, unique; 1 <= n <= kCap), elements of the row that hold its
 // top k (the draw's rules look at the first top_k of their sort order only) -> the largest m of them in
-// descending order at s.cand[0, m) (or in bucket order: sort_top_by_bin's by_bucket). Where they are few,
-// or top_k is at most kWaveDrawCap and they are at most kThreads / 2 (small k: a few tiles' lists of a
-// little over k each), place_top ranks them (two barriers, at most n / 2 compares a thread) and keeps the
-// top kWaveDrawCap. Else sort_top_by_bin keeps those down to the k-th largest's value bin, from the bin of
-// max_key (the largest candidate, or 0: not known yet, found here). sort_top_by_bin first zeroes
-// s.bin_count, which the split kernel's scan part overlaps (SplitShared): there the merge leaves max_key 0,
-// and largest_candidate_bin's barrier ends every thread's reads of the scan's part (s.scan.threshold)
-// before it. A caller that passes a known max_key with such reads pending synchronises the block first.
+// descending order at s.cand[0, m) (or in bucket order: by_bucket). Where they are few, or top_k is at most
+// kWaveDrawCap and they are at most 2 * kWaveDrawCap (small k: a few tiles' lists of a little over k each),
+// place_top ranks them (two barriers, at most n / 2 compares a thread) and keeps the top kWaveDrawCap.
+// Else those down to the k-th largest's value bin, from the bin of max_key (the largest candidate, or 0:
+// not known yet, found here): where kOneLogitBins (bf16 rows: each value bin holds one logit) and they fit
+// one a thread, order_few_by_bucket (the caller zeroes s.few_count ahead); else, or where it does not
+// apply, sort_top_by_bin (place_top for at most 4 * kWaveDrawCap of top_k <= kWaveDrawCap where not
+// kOneLogitBins). order_few_by_bucket writes s.bin_count after a barrier and sort_top_by_bin zeroes it first,
+// which the split kernel's scan part overlaps (SplitShared): there the merge leaves max_key 0, and
+// largest_candidate_bin's barrier ends every thread's reads of the scan's part (s.scan.threshold) before
+// it. A caller that passes a known max_key with such reads pending synchronises the block first.
+template <bool kOneLogitBins>
 __device__ inline OrderedCandidates order_candidates(uint64_t max_key, int top_k, int n, Shared& s) {
   auto placed = [](int m) { return OrderedCandidates{m, false, 0}; };
+  auto top_bin = [&] { return max_key != 0 ? uint32_t(max_key >> 48) : largest_candidate_bin(n, s); };
   if (n <= kWaveDrawCap) return placed(place_top<kWaveDrawCap>(n, s));
-  if (top_k <= kWaveDrawCap) {
-    if (n <= 2 * kWaveDrawCap) return placed(place_top<2 * kWaveDrawCap>(n, s));
-    if constexpr (4 * kWaveDrawCap <= kThreads / 2)
-      if (n <= 4 * kWaveDrawCap) return placed(place_top<4 * kWaveDrawCap>(n, s));
+  const bool small_k = top_k <= kWaveDrawCap;
+  if (small_k && n <= 2 * kWaveDrawCap) return placed(place_top<2 * kWaveDrawCap>(n, s));
+  if (kOneLogitBins && n <= kThreads) {
+    OrderedCandidates o;
+    const uint32_t top = top_bin();
+    if (order_few_by_bucket(n, top_k, top, s, o)) return o;
+    return sort_top_by_bin(n, top_k, top, s);
   }
-  return sort_top_by_bin(n, top_k, max_key != 0 ? uint32_t(max_key >> 48) : largest_candidate_bin(n, s), s);
+  if constexpr (4 * kWaveDrawCap <= kThreads / 2)
+    if (small_k && n <= 4 * kWaveDrawCap) return placed(place_top<4 * kWaveDrawCap>(n, s));
+  return sort_top_by_bin(n, top_k, top_bin(), s);
 }
 
 // Draw with uniform u among the row's ordered candidates (order_candidates; the first is of the row's
 // largest logit, which scales the row): one wave decides the position where they are at most
-// kWaveDrawCap, else the block; returns the row index of the key the sort order has there.
+// kWaveDrawCap (and, in bucket order, finds the key there itself), else the block; returns the row index
+// of the key the sort order has there.
 __device__ inline int64_t draw_ordered(const RowParams& p, const OrderedCandidates& o, float u, Shared& s) {
   const RowScale sc = row_scale(key_logit(s.cand[0]), p);
-  int pos;
   if (o.n <= kWaveDrawCap) {
-    if (int(threadIdx.x) < kWarpSize) wave_draw(sc, p, row_tmin(p), o.n, u, s);
+    if (int(threadIdx.x) < kWarpSize) {
+      wave_draw(sc, p, row_tmin(p), o.n, u, s);
+      if (o.by_bucket) {
+        wave_sync();  // s.b64[0], the position, from lane 0
+        key_in_bucket_order(o, int(s.b64[0]), lane_id(), kWarpSize, s);
+      }
+    }
     __syncthreads();
-    if (!o.by_bucket) return int64_t(s.b64[1]);  // the key there
-    pos = int(s.b64[0]);
-  } else {
-    pos = draw_sorted_candidates(sc, p, row_tmin(p), o.n, u, s);
-    if (!o.by_bucket) return key_index(s.cand[pos]);
+    return int64_t(s.b64[1]);
   }
+  const int pos = draw_sorted_candidates(sc, p, row_tmin(p), o.n, u, s);
+  if (!o.by_bucket) return key_index(s.cand[pos]);
   return token_in_bucket_order(o, pos, s);
 }
 
