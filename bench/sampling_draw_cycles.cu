@@ -5,9 +5,10 @@
 //   sampling_draw_cycles    prints, per candidate set: the candidates, those order_candidates keeps,
 //                           whether it left them in bucket order, and the median and largest cycles of
 //                           each step over 32 rows (clock64 of thread 0 between block barriers); each
-//                           set twice: with the row's top value bin unknown (found among the candidates,
-//                           as the rows gathered from L2 do) and known (as a cluster row's tiles pass it
-//                           on where they take their own cuts).
+//                           set twice: with the row's top value bin found among the candidates (as the
+//                           split kernels do) and passed in (order_candidates' max_key); and where one
+//                           wave draws, how many of its positions differ from the block-wide draw's over
+//                           192 uniforms and filters a row (none may: the same masses and rules).
 // Candidate sets: the elements of a row of V normal logits (sd 2, as sampling_bench's) in value bins at or
 // above the bin that holds the row's target-th largest (about 5.5 k for small k, whose five tiles each list
 // a little over k; sqrt(2048 k), the threshold kernel's aim, above k = 128), in random order; bf16 rows
@@ -26,6 +27,7 @@ namespace {
 
 using namespace dcukern::sampling_detail;
 constexpr int kRows = 32;
+constexpr int kOut = 7;  // per row: cycles of each step, kept, bucket order, token, wave/block draws apart, draws
 
 template <bool kBf16>
 __global__ void __launch_bounds__(kThreads) draw_cycles_kernel(const uint64_t* cand, const int* counts,
@@ -44,9 +46,26 @@ __global__ void __launch_bounds__(kThreads) draw_cycles_kernel(const uint64_t* c
   const int64_t token = draw_ordered(p, o, 0.37f, s);
   __syncthreads();
   const long long t2 = clock64();
+  // Where one wave draws: the position it picks against draw_sorted_candidates' on the same candidates, over
+  // uniforms and filters (they must agree: the same fixed-point masses and rules).
+  long long trials = 0, differ = 0;
+  const float top_ps[3] = {1.0f, top_p, 0.5f}, min_ps[2] = {0.0f, 0.05f};
+  if (o.n <= kWaveDrawCap)
+    for (float q_top_p : top_ps)
+      for (float q_min_p : min_ps)
+        for (int i = 0; i < 32; ++i) {
+          const RowParams q{1.0f, q_top_p, q_min_p, top_k, true};
+          const RowScale sc = row_scale(key_logit(s.cand[0]), q);
+          const float u = (float(i) + 0.5f) / 32.0f;
+          if (int(threadIdx.x) < dcukern::kWarpSize) wave_draw(sc, q, row_tmin(q), o.n, u, s);
+          __syncthreads();
+          const int by_wave = int(s.b64[0]);
+          __syncthreads();
+          ++trials, differ += draw_sorted_candidates(sc, q, row_tmin(q), o.n, u, s) != by_wave ? 1 : 0;
+        }
   if (threadIdx.x == 0) {
-    long long* r = out + row * 5;
-    r[0] = t1 - t0, r[1] = t2 - t1, r[2] = o.n, r[3] = o.by_bucket, r[4] = token;
+    long long* r = out + row * kOut;
+    r[0] = t1 - t0, r[1] = t2 - t1, r[2] = o.n, r[3] = o.by_bucket, r[4] = token, r[5] = differ, r[6] = trials;
   }
 }
 
@@ -99,10 +118,10 @@ int main() {
   uint64_t* d_max_keys;
   BENCH_RT(dcukern::runtime_malloc(reinterpret_cast<void**>(&d_cand), sizeof(uint64_t) * kRows * kCap));
   BENCH_RT(dcukern::runtime_malloc(reinterpret_cast<void**>(&d_counts), sizeof(int) * kRows));
-  BENCH_RT(dcukern::runtime_malloc(reinterpret_cast<void**>(&d_out), sizeof(long long) * kRows * 5));
+  BENCH_RT(dcukern::runtime_malloc(reinterpret_cast<void**>(&d_out), sizeof(long long) * kRows * kOut));
   BENCH_RT(dcukern::runtime_malloc(reinterpret_cast<void**>(&d_max_keys), sizeof(uint64_t) * kRows));
-  std::printf("%-6s %7s %6s %6s %5s %9s %10s %10s %10s %10s\n", "dtype", "V", "top_k", "cands", "top", "kept",
-              "bucket", "order_med", "order_max", "draw_med");
+  std::printf("%-6s %7s %6s %6s %5s %9s %10s %10s %10s %10s %12s\n", "dtype", "V", "top_k", "cands", "top", "kept",
+              "bucket", "order_med", "order_max", "draw_med", "wave!=block");
   for (bool bf16 : {true, false})
     for (const Case& c : cases)
       for (bool known_top : {false, true}) {
@@ -119,15 +138,19 @@ int main() {
         }
         BENCH_RT(dcukern::runtime_last_error());
         BENCH_RT(dcukern::runtime_synchronize());
-        std::vector<long long> out(size_t(kRows) * 5);
+        std::vector<long long> out(size_t(kRows) * kOut);
         BENCH_RT(dcukern::runtime_copy_to_host(out.data(), d_out, sizeof(long long) * out.size()));
         std::vector<long long> order, draw;
-        for (int r = 0; r < kRows; ++r) order.push_back(out[r * 5]), draw.push_back(out[r * 5 + 1]);
+        long long differ = 0, trials = 0;
+        for (int r = 0; r < kRows; ++r) {
+          order.push_back(out[r * kOut]), draw.push_back(out[r * kOut + 1]);
+          differ += out[r * kOut + 5], trials += out[r * kOut + 6];
+        }
         std::sort(order.begin(), order.end());
         std::sort(draw.begin(), draw.end());
-        std::printf("%-6s %7d %6d %6d %5s %9lld %10s %10lld %10lld %10lld\n", bf16 ? "bf16" : "f32", 151936, c.top_k,
-                    counts[0], known_top ? "known" : "found", out[2], out[3] ? "yes" : "no", order[kRows / 2],
-                    order[kRows - 1], draw[kRows / 2]);
+        std::printf("%-6s %7d %6d %6d %5s %9lld %10s %10lld %10lld %10lld %5lld of %4lld\n", bf16 ? "bf16" : "f32",
+                    151936, c.top_k, counts[0], known_top ? "known" : "found", out[2], out[3] ? "yes" : "no",
+                    order[kRows / 2], order[kRows - 1], draw[kRows / 2], differ, trials);
       }
   BENCH_RT(dcukern::runtime_free(d_cand));
   BENCH_RT(dcukern::runtime_free(d_counts));

@@ -2,13 +2,13 @@
 // wave (at most kWaveDrawCap, two per lane) to this. The whole block first puts the largest of them in sort
 // order (place_top: each key's place is the number of larger keys, counted by kThreads / kKeys threads a
 // key, two barriers; sort_top_by_bin's are in order already), then its first wave applies top-k, top-p,
-// min-p and the inverse-CDF draw with wave scans, broadcasts and ballots (wave_draw): the rules of
-// draw_sorted (the block-wide draw), without its ~30 barriers.
+// min-p and the inverse-CDF draw with wave scans, broadcasts and ballots (wave_draw): the rules and the
+// fixed-point masses of draw_sorted_candidates (the block-wide draw), without its barriers.
 // Contract: wave_draw: n <= kWaveDrawCap candidates s.cand[0, n) in descending order (or in bucket order:
 // sorted_draw.hpp), elements of the row that hold its top k (top_k >= 2), or its top kWaveDrawCap where
 // top_k is larger than n; every lane of wave 0 and no other; the drawn position lands in s.b64[0] and the
 // row index of the key there in s.b64[1] (the caller synchronises the block before reading them).
-// Determinism: keys are unique; masses are integers; the float sum of the draw runs in lane order.
+// Determinism: keys are unique; masses are integers (sums in lane order).
 #pragma once
 #include "dcukern/platform/warp.hpp"
 #include "dcukern/sampling/kernels/sample_block.hpp"
@@ -55,13 +55,14 @@ __device__ __forceinline__ PositionBallot position_ballot(bool lo, bool hi) {
   return PositionBallot{wave_ballot(lo), wave_ballot(hi)};
 }
 
-// Every rule's position comes from running sums (two lane-order scans, the second offset by the first's
-// total), one broadcast, or a ballot, so that the wave's chain of shuffles stays short (against butterfly
-// reductions for each total and position, measured on the H200: 0.98-0.99x the time of small-k calls at
-// B = 1 and 32).
+// Every rule's position comes from the running fixed-point masses of draw_sorted_candidates (two lane-order
+// scans, the second offset by the first's total), one broadcast, or a ballot, so that the wave's chain of
+// shuffles stays short (against butterfly reductions for each total and position, measured on the H200:
+// 0.98-0.99x the time of small-k calls at B = 1 and 32). The draw is that of draw_sorted_candidates on the
+// same masses, so one wave and the block pick the same position.
 __device__ inline void wave_draw(const RowScale& sc, const RowParams& p, float tmin, int n, float u, Shared& s) {
   const int lane = lane_id();
-  uint64_t v[2];  // element e = lane + kWarpSize * h of the sorted candidates is v[h]
+  uint64_t v[2], m[2];  // element e = lane + kWarpSize * h of the sorted candidates is v[h], its mass m[h]
   float t[2];
   bool in[2];
 #pragma unroll
@@ -69,32 +70,24 @@ __device__ inline void wave_draw(const RowScale& sc, const RowParams& p, float t
     in[h] = lane + kWarpSize * h < n;
     v[h] = in[h] ? s.cand[lane + kWarpSize * h] : 0;
     t[h] = in[h] ? sc.t(key_logit(v[h])) : -INFINITY;
+    m[h] = in[h] ? fixed_mass(t[h]) : 0;
   }
+  const uint64_t run0 = wave_inclusive_sum(m[0]);  // running mass through position lane
+  const uint64_t run1 = wave_inclusive_sum(m[1]) + wave_broadcast(run0, kWarpSize - 1);  // lane + kWarpSize
+  auto run_at = [&](int pos) { return wave_broadcast(pos < kWarpSize ? run0 : run1, pos % kWarpSize); };
   int keep = n < p.top_k ? n : p.top_k;  // top-k
   if (p.top_p < 1.0f) {                  // top-p on the top-k mass: the first position whose running mass reaches it
-    const uint64_t m0 = in[0] ? fixed_mass(t[0]) : 0, m1 = in[1] ? fixed_mass(t[1]) : 0;
-    const uint64_t run0 = wave_inclusive_sum(m0);
-    const uint64_t run1 = wave_inclusive_sum(m1) + wave_broadcast(run0, kWarpSize - 1);
-    const int last = keep - 1;  // the top-k set's last position: its running mass is the set's
-    const uint64_t target = top_p_target(p.top_p, wave_broadcast(last < kWarpSize ? run0 : run1, last % kWarpSize));
+    const uint64_t target = top_p_target(p.top_p, run_at(keep - 1));
     const int first = position_ballot(in[0] && run0 >= target, in[1] && run1 >= target).first(n - 1);
     keep = keep < first + 1 ? keep : first + 1;
   }
   // min-p: the first candidate below the threshold ends the kept prefix
   const int out = position_ballot(in[0] && t[0] < tmin, in[1] && t[1] < tmin).first(n);
   keep = keep < out ? keep : out;
-  float w[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) w[h] = lane + kWarpSize * h < keep ? device_exp2(t[h]) : 0.0f;
-  // Inverse CDF in sort order: the last kept position whose interval [before, before + w) starts at or
-  // below u * total (running weights never decrease, so the intervals tile [0, total)).
-  const float through0 = wave_inclusive_sum(w[0]);
-  const float total0 = wave_broadcast(through0, kWarpSize - 1);
-  const float through1 = wave_inclusive_sum(w[1]) + total0;
-  const float below0 = wave_from_lane_below(through0), below1 = wave_from_lane_below(through1);
-  const float before0 = lane == 0 ? 0.0f : below0, before1 = lane == 0 ? total0 : below1;
-  const float target = u * wave_broadcast(through1, kWarpSize - 1);
-  const int pick = position_ballot(w[0] > 0.0f && before0 <= target, w[1] > 0.0f && before1 <= target).last(0);
+  // Inverse CDF in sort order: the first kept position whose running mass exceeds floor(u * kept mass).
+  const uint64_t target = uint64_t(double(u) * double(run_at(keep - 1)));  // < the kept mass: u < 1
+  const int pick =
+      position_ballot(lane < keep && run0 > target, lane + kWarpSize < keep && run1 > target).first(keep - 1);
   if (lane == pick % kWarpSize) s.b64[1] = uint64_t(key_index(pick < kWarpSize ? v[0] : v[1]));
   if (lane == 0) s.b64[0] = uint64_t(pick);
 }
