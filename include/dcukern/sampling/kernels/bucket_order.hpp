@@ -31,6 +31,13 @@ __device__ __forceinline__ bool one_logit_bin(uint64_t key) {
   return low == (key >> 63 ? 0u : 0xFFFFu);  // order_key: positive floats keep their bits, negative invert
 }
 
+// A bucket's word in s.bin_count once its start is known: count << 16 | start (key_in_bucket_order reads it).
+__device__ __forceinline__ uint32_t bucket_word(uint32_t count, uint32_t start) { return count << 16 | start; }
+// Whether the bucket of `count` keys from position `start` holds the k-th largest key (k >= 1).
+__device__ __forceinline__ bool holds_kth_key(uint32_t start, uint32_t count, int k) {
+  return start < uint32_t(k) && uint32_t(k) <= start + count;
+}
+
 // The order of s.cand[0, n) after sort_top_by_bin (or another ordering: by_bucket false).
 struct OrderedCandidates {
   int n;           // s.cand[0, n): every key down to the k-th largest's value bin
@@ -113,8 +120,8 @@ __device__ inline OrderedCandidates sort_top_by_bin(int n, int k, uint32_t top_b
   uint32_t placed[kPer];
 #pragma unroll
   for (int q = 0; q < kPer; ++q) {
-    placed[q] = c[q] << 16 | start;
-    if (start < uint32_t(k) && uint32_t(k) <= start + c[q]) s.n_cand = start + c[q];  // the k-th key's bucket
+    placed[q] = bucket_word(c[q], start);
+    if (holds_kth_key(start, c[q], k)) s.n_cand = start + c[q];
     start += c[q];
   }
   *my_words = make_uint4(placed[0], placed[1], placed[2], placed[3]);
@@ -175,11 +182,12 @@ __device__ inline bool order_few_by_bucket(int n, int k, uint32_t top_bin, Share
 #pragma unroll
   for (int q = 0; q < 8; ++q) largest = c[q] > largest ? c[q] : largest;
   if (wave_max_word(largest) > uint32_t(kRankBucket)) return false;  // the same in every wave
-  uint32_t run = lane_start, through_kth = 0, kth_bucket = 0;
+  uint32_t run = lane_start, through_kth = 0, kth_bucket = 0, words[8];  // words: wave 0 stores them
   bool holds_kth = false;
 #pragma unroll
   for (int q = 0; q < 8; ++q) {
-    if (run < uint32_t(k) && uint32_t(k) <= run + c[q]) {
+    words[q] = bucket_word(c[q], run);
+    if (holds_kth_key(run, c[q], k)) {
       holds_kth = true;
       kth_bucket = uint32_t(8 * lane + q);
       through_kth = run + c[q];
@@ -199,9 +207,6 @@ __device__ inline bool order_few_by_bucket(int n, int k, uint32_t top_bin, Share
   for (int q = 0; q < 7; ++q) start += uint32_t(q) < r ? gc[q] : 0u;
   if (has && start < uint32_t(k)) s.cand[start + arrival] = key;
   if (tid < kWarpSize) {
-    uint32_t words[8], at = lane_start;
-#pragma unroll
-    for (int q = 0; q < 8; ++q) words[q] = c[q] << 16 | at, at += c[q];
     uint4* bucket_words = reinterpret_cast<uint4*>(s.bin_count);
     bucket_words[2 * lane] = make_uint4(words[0], words[1], words[2], words[3]);
     bucket_words[2 * lane + 1] = make_uint4(words[4], words[5], words[6], words[7]);
