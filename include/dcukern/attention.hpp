@@ -7,12 +7,15 @@
 //
 // No allocation, no host synchronisation: capturable in a HIP/CUDA graph (the plan reads host values
 // only). On any error nothing is launched and o / lse are untouched.
+// Debug mode: attention_check_tables (attention/table_check.hpp) checks context_lens and block_table
+// against the pool on the device and reports the first bad entry.
 // Rows (capabilities/attention_rows.hpp): on sm_90 the pipelined tensor-core row (.smem_pipeline, tuned
 // for it), the other tensor-core rows on NVIDIA sm_80+, the grouped rows on every other target, the
 // per-row rows for calls outside their contracts. Speed on the H200: capabilities/evidence/attention-sm_90.json.
 #pragma once
 #include "dcukern/attention/call_plan.hpp"
 #include "dcukern/attention/launch.hpp"
+#include "dcukern/attention/table_check.hpp"
 
 namespace dcukern {
 

@@ -455,6 +455,53 @@ TEST_CASE("attention: graph capture and replay give the bits of eager runs") {
   }
 }
 
+TEST_CASE("attention: the device table check reports the host check's first bad entry") {
+  std::mt19937_64 rng(21);
+  AttnConfig c;
+  c.page_size = 16;
+  c.ctx = {40, 0, 17, 300, 5};  // table rows of 19 entries; those past a sequence's pages hold 0x7fffffff
+  DeviceProblem pr(c, rng);
+  const AttnHostProblem& h = pr.h;
+  DeviceBuffer<uint64_t> result(1);
+  // The device verdict for these tables, checked against validate_attention_tables on the same data.
+  auto verdict = [&](const std::vector<int32_t>& table, const std::vector<int32_t>& lens) {
+    DeviceBuffer<int32_t> t(upload(table)), l(upload(lens));
+    AttentionParams p = pr.params();
+    p.block_table = t.get(), p.context_lens = l.get();
+    REQUIRE(attention_check_tables(p, result.get(), stream_t{}).ok());
+    test::device_synchronize();
+    const Status device = attention_table_verdict(p, result.download()[0]);
+    const Status host = validate_attention_tables(p, table.data(), lens.data());
+    INFO(device.to_string() << " / host: " << host.to_string());
+    CHECK(device.ok() == host.ok());
+    return device;
+  };
+  auto names = [](const Status& s, const char* entry) { return s.message().find(entry) != std::string::npos; };
+  CHECK(verdict(h.table, h.ctx).ok());  // (the unused entries are never read as pages)
+  const int64_t capacity = int64_t(h.max_pages) * c.page_size;
+  std::vector<int32_t> lens = h.ctx, table = h.table;
+  lens[3] = static_cast<int32_t>(capacity + 1);
+  CHECK(names(verdict(table, lens), "context_lens[3]"));
+  lens[1] = -1;
+  table[size_t(2) * h.max_pages + 1] = static_cast<int32_t>(h.num_pages);  // sequence 2's second page
+  CHECK(names(verdict(table, lens), "context_lens[1]"));
+  lens = h.ctx;
+  CHECK(names(verdict(table, lens), "block_table[2, 1]"));
+  table[size_t(3) * h.max_pages + 18] = -5;                               // sequence 3's last page
+  table[2] = static_cast<int32_t>(h.num_pages);                           // sequence 0's third page
+  CHECK(names(verdict(table, lens), "block_table[0, 2]"));
+  // Graph capture and replay: the result word is reset on every replay.
+  DeviceBuffer<int32_t> t(upload(table)), l(upload(lens));
+  AttentionParams p = pr.params();
+  p.block_table = t.get(), p.context_lens = l.get();
+  test::CapturedGraph graph([&](stream_t stream) { return attention_check_tables(p, result.get(), stream); });
+  result.fill_bytes(0);
+  graph.replay(2);
+  CHECK(names(attention_table_verdict(p, result.download()[0]), "block_table[0, 2]"));
+  // No result word: an error, nothing launched.
+  CHECK(attention_check_tables(p, nullptr, stream_t{}).code() == StatusCode::invalid_argument);
+}
+
 TEST_CASE("attention: a rejected call writes nothing; an unforced call takes the first row that fits") {
   Overrides::instance().clear();  // environment overrides (DCUKERN_FORCE / DCUKERN_DISABLE) would change the pick
   std::mt19937_64 rng(19);

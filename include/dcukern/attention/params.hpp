@@ -181,9 +181,10 @@ inline Status validate_attention(const AttentionParams& p, AttentionCall* call) 
   return Status::success();
 }
 
-// Opt-in validation mode (debug; not graph-safe: the caller copies the tables to the host): every
-// context length in 0..max_pages*page_size and every block-table entry a sequence uses in 0..num_pages-1.
-// Reports the first bad entry. `table` is [B, block_table_stride], `lens` [B], both host memory.
+// Opt-in validation mode (debug): every context length in 0..max_pages*page_size and every block-table
+// entry a sequence uses in 0..num_pages-1. Reports the first bad entry. `table` is [B, block_table_stride],
+// `lens` [B], both host memory. The same checks on the device, where the tables live (graph-safe, no host
+// synchronisation): attention_check_tables (attention/table_check.hpp).
 inline Status validate_attention_tables(const AttentionParams& p, const int32_t* table, const int32_t* lens) {
   using attn_detail::num;
   const int64_t capacity = int64_t(p.max_pages) * p.kv.page_size;
