@@ -24,7 +24,7 @@ constexpr SamplingContract split(SamplingContract c) {
 }
 constexpr Semantics kSplitSemantics{true, true, false};
 constexpr const char* kSplitEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at a7952c2); capabilities/evidence/sampling-sm_90.json "
+    "tests/device/sampling_device_test.cu (sm_90, H200, at 13beda6); capabilities/evidence/sampling-sm_90.json "
     "(below 64 rows; sampling-sm_90-d5c2793.json at every batch); AMD: compile only";
 constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
@@ -37,8 +37,8 @@ constexpr const char* kEvidence =
 // row spreads it over several.
 constexpr int64_t kStreamBatchMin = 64;
 constexpr const char* kStreamEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at a7952c2); capabilities/evidence/sampling-sm_90.json "
-    "(at a7952c2); AMD: compile only";
+    "tests/device/sampling_device_test.cu (sm_90, H200, at 13beda6); capabilities/evidence/sampling-sm_90.json "
+    "(at 13beda6); AMD: compile only";
 constexpr SamplingContract streamed() {
   SamplingContract c = split(vectorised());
   c.batch_min = kStreamBatchMin;
