@@ -1,8 +1,8 @@
 // The opt-in table check on the device (debug): validate_attention_tables' checks (params.hpp) where the
 // tables live, in device memory, without a host synchronisation (capturable in a graph):
-//   uint64_t* result;                                          // one word of device memory
-//   dcukern::attention_check_tables(p, result, stream);       // every context length and used table entry
-//   ... copy *result to the host when convenient ...
+//   uint64_t* result;                                        // one word of device memory
+//   dcukern::attention_check_tables(p, result, stream);     // every context length and used table entry
+//   ... copy *result to the host (word) when convenient ...
 //   dcukern::Status s = dcukern::attention_table_verdict(p, word);  // success, or the first bad entry
 // The result word is the first bad entry in (sequence, slot) order: (b << 32) for context_lens[b] outside
 // 0..max_pages*page_size, (b << 32) | (i + 1) for block_table[b, i] outside 0..num_pages-1 with i among the
@@ -60,7 +60,8 @@ inline Status attention_check_tables(const AttentionParams& p, uint64_t* result,
   const int64_t total = int64_t(p.batch) * (int64_t(p.max_pages) + 1);
   const int64_t wanted = (total + attn_detail::kTableCheckThreads - 1) / attn_detail::kTableCheckThreads;
   const auto blocks = static_cast<unsigned>(std::min(wanted, attn_detail::kTableCheckMaxBlocks));
-  attn_detail::attention_check_tables_kernel<attn_detail::kTableCheckThreads><<<blocks, attn_detail::kTableCheckThreads, 0, stream>>>(
+  constexpr int kThreads = attn_detail::kTableCheckThreads;
+  attn_detail::attention_check_tables_kernel<kThreads><<<blocks, kThreads, 0, stream>>>(
       p.block_table, p.block_table_stride, p.context_lens, p.batch, p.max_pages, p.kv.page_size, p.kv.num_pages,
       reinterpret_cast<unsigned long long*>(result));
   return runtime_status(runtime_last_error(), "attention table check launch");
