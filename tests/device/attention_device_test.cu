@@ -74,7 +74,8 @@ struct DeviceProblem {
 };
 
 // Runs row `id` (forced) with its workspace on the default stream; synchronises.
-Status run(DeviceProblem& pr, const char* id, const AttentionPlanOptions& plan = {}, const AttentionParams* over = nullptr) {
+Status run(DeviceProblem& pr, const char* id, const AttentionPlanOptions& plan = {},
+           const AttentionParams* over = nullptr) {
   ForceRow force(id);
   const AttentionParams p = over ? *over : pr.params();
   const size_t bytes = needs_workspace(id) ? attention_workspace_bytes(p, plan) : 0;

@@ -346,6 +346,17 @@ TEST_CASE("attention: the opt-in table check reports the first bad entry") {
   CHECK(s.message().find("block_table[0, 2] = 6") != std::string::npos);
 }
 
+TEST_CASE("attention: the device table check's word reads as the first bad entry (attention_table_verdict)") {
+  const AttentionParams p = valid();
+  CHECK(attention_table_verdict(p, kAttnTablesOk).ok());
+  Status s = attention_table_verdict(p, uint64_t(1) << 32);
+  CHECK(s.code() == StatusCode::invalid_argument);
+  CHECK(s.message().find("context_lens[1] out of range") != std::string::npos);
+  s = attention_table_verdict(p, uint64_t(0) << 32 | 3);
+  CHECK(s.code() == StatusCode::invalid_argument);
+  CHECK(s.message().find("block_table[0, 2] outside the pool") != std::string::npos);
+}
+
 TEST_CASE("attention call plan: the pipelined row's ring depth and its plan (sm_90's residency, 132 CUs)") {
   constexpr AttentionKernel kPipe = AttentionKernel::mma_split_pipeline;
   // Resident blocks an SM as the H200 reports them: 2 for the 6-stage ring; the shallow ring 4 at head_dim

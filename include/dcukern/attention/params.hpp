@@ -203,6 +203,21 @@ inline Status validate_attention_tables(const AttentionParams& p, const int32_t*
   return Status::success();
 }
 
+// The word attention_check_tables (attention/table_check.hpp) leaves on the device: kAttnTablesOk, or the
+// first bad entry, (b << 32) for context_lens[b] and (b << 32) | (i + 1) for block_table[b, i].
+constexpr uint64_t kAttnTablesOk = ~uint64_t(0);
+// That word as a Status (host): success, or which entry is bad.
+inline Status attention_table_verdict(const AttentionParams& p, uint64_t word) {
+  using attn_detail::num;
+  if (word == kAttnTablesOk) return Status::success();
+  const int64_t b = static_cast<int64_t>(word >> 32), slot = static_cast<int64_t>(word & 0xFFFFFFFFu);
+  if (slot == 0)
+    return Status::invalid("attention: context_lens[" + num(b) + "] out of range 0.." +
+                           num(int64_t(p.max_pages) * p.kv.page_size));
+  return Status::invalid("attention: block_table[" + num(b) + ", " + num(slot - 1) + "] outside the pool (0.." +
+                         num(p.kv.num_pages - 1) + ")");
+}
+
 // The tensor contract of one attention row. check() returns nullptr when the call is accepted, else why not.
 struct AttentionContract {
   DTypeMask q_dtypes;

@@ -4,23 +4,20 @@
 //   dcukern::attention_check_tables(p, result, stream);     // every context length and used table entry
 //   ... copy *result to the host (word) when convenient ...
 //   dcukern::Status s = dcukern::attention_table_verdict(p, word);  // success, or the first bad entry
-// The result word is the first bad entry in (sequence, slot) order: (b << 32) for context_lens[b] outside
-// 0..max_pages*page_size, (b << 32) | (i + 1) for block_table[b, i] outside 0..num_pages-1 with i among the
-// pages context_lens[b] uses (a sequence with a bad length has its entries unchecked); kAttnTablesOk when
-// every entry is good.
+// The result word (attention_table_verdict, params.hpp, reads it) is the first bad entry in (sequence, slot)
+// order: (b << 32) for context_lens[b] outside 0..max_pages*page_size, (b << 32) | (i + 1) for
+// block_table[b, i] outside 0..num_pages-1 with i among the pages context_lens[b] uses (a sequence with a
+// bad length has its entries unchecked); kAttnTablesOk when every entry is good.
 // attention_check_tables_kernel: thread j of the grid-stride loop takes slot j % (max_pages + 1) of sequence
 // j / (max_pages + 1) (slot 0 its length, slot i + 1 its entry i); bad slots meet in one 64-bit atomicMin.
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <string>
 
 #include "dcukern/attention/params.hpp"
 #include "dcukern/platform/runtime.hpp"
 
 namespace dcukern {
-
-constexpr uint64_t kAttnTablesOk = ~uint64_t(0);
 
 namespace attn_detail {
 constexpr int kTableCheckThreads = 256;
@@ -65,18 +62,6 @@ inline Status attention_check_tables(const AttentionParams& p, uint64_t* result,
       p.block_table, p.block_table_stride, p.context_lens, p.batch, p.max_pages, p.kv.page_size, p.kv.num_pages,
       reinterpret_cast<unsigned long long*>(result));
   return runtime_status(runtime_last_error(), "attention table check launch");
-}
-
-// The result word of attention_check_tables as a Status: success, or which entry is bad.
-inline Status attention_table_verdict(const AttentionParams& p, uint64_t word) {
-  using attn_detail::num;
-  if (word == kAttnTablesOk) return Status::success();
-  const int64_t b = static_cast<int64_t>(word >> 32), slot = static_cast<int64_t>(word & 0xFFFFFFFFu);
-  if (slot == 0)
-    return Status::invalid("attention: context_lens[" + num(b) + "] out of range 0.." +
-                           num(int64_t(p.max_pages) * p.kv.page_size));
-  return Status::invalid("attention: block_table[" + num(b) + ", " + num(slot - 1) + "] outside the pool (0.." +
-                         num(p.kv.num_pages - 1) + ")");
 }
 
 }  // namespace dcukern
