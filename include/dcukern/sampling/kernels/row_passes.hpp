@@ -56,6 +56,9 @@ __device__ __forceinline__ uint64_t top_p_target(float p, uint64_t mass) {
   const double t = ceil(double(p) * double(mass));
   return t < 1.0 ? 1 : uint64_t(t);
 }
+// floor(u * kept), below kept for u < 1: the inverse-CDF draw takes the first kept position whose running
+// mass exceeds it (draw_sorted_candidates and wave_draw, which must pick the same position).
+__device__ __forceinline__ uint64_t draw_target(float u, uint64_t kept) { return uint64_t(double(u) * double(kept)); }
 
 struct Cut {
   uint64_t key;           // sort key of the cut element: the kept prefix is {key >= cut}

@@ -69,7 +69,7 @@ __device__ inline int draw_sorted_candidates(const RowScale& sc, const RowParams
   }
   publish_run(keep - 1, run, &s.b64[1]);  // the kept mass
   __syncthreads();
-  const uint64_t target = uint64_t(double(u) * double(s.b64[1]));  // < the kept mass: u < 1
+  const uint64_t target = draw_target(u, s.b64[1]);
   int pick = keep - 1;
 #pragma unroll
   for (int q = kCapItems - 1; q >= 0; --q)

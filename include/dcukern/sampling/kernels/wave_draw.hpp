@@ -85,7 +85,7 @@ __device__ inline void wave_draw(const RowScale& sc, const RowParams& p, float t
   const int out = position_ballot(in[0] && t[0] < tmin, in[1] && t[1] < tmin).first(n);
   keep = keep < out ? keep : out;
   // Inverse CDF in sort order: the first kept position whose running mass exceeds floor(u * kept mass).
-  const uint64_t target = uint64_t(double(u) * double(run_at(keep - 1)));  // < the kept mass: u < 1
+  const uint64_t target = draw_target(u, run_at(keep - 1));
   const int pick =
       position_ballot(lane < keep && run0 > target, lane + kWarpSize < keep && run1 > target).first(keep - 1);
   if (lane == pick % kWarpSize) s.b64[1] = uint64_t(key_index(pick < kWarpSize ? v[0] : v[1]));
