@@ -1,6 +1,7 @@
 // Sampling benchmark on the issue's shapes: B in {1, 32, 128, 512} (and 64, where the rows change), V in
 // {151936, 248320}, top-k + top-p with k in {20, 50, 1000}, p in {0.8, 0.95}, fp32 and bf16 logits (normal,
-// sd 2: LLM-like spread).
+// sd 2: LLM-like spread); beyond the issue's grid, rows without top-k (k0): top-p 0.95 alone (p95), and no
+// filter at all (p100, temperature 1).
 // Logits rotate through > 4x L2 (HBM-cold); time from graph replay. Counters: us per call, logits
 // bytes / time, that as % of the read bandwidth measured in this run, and time over one logits read
 // (reads = us * read bandwidth / logits bytes; the issue's bound: <= 3 at B >= 128, <= 5 at B = 32).
@@ -104,9 +105,10 @@ void register_all() {
   for (DType dt : {DType::f32, DType::bf16})
     for (int64_t v : {151936, 248320})
       for (int64_t b : {1, 32, 64, 128, 512})
-        for (int k : {20, 50, 1000})
-          for (float p : {0.8f, 0.95f})
+        for (int k : {0, 20, 50, 1000})
+          for (float p : {0.8f, 0.95f, 1.0f})
             for (const char* row : {"auto", "sampling.stream.vec", "sampling.split.vec", "sampling.block.vec"}) {
+              if (k > 0 ? p > 0.99f : p < 0.9f) continue;  // top-k + top-p 0.8 / 0.95; k0: top-p 0.95, or none
               const std::string impl = std::string(row) == "auto" ? "auto" : std::string(row).substr(9);
               const std::string name = std::string("sampling/") + dtype_name(dt) + "/V" + std::to_string(v) + "/B" +
                                        std::to_string(b) + "/k" + std::to_string(k) + "/p" +
