@@ -1,0 +1,63 @@
+# The hip flavour's device libraries: which targets are linked into binaries, and with which libraries.
+# ROCm's device libraries are target-independent bitcode (ocml, ockl, ...) plus one oclc_isa_version_<isa>.bc
+# per target, which holds a single constant: the target's ISA version. Where the installed libraries
+# predate a target (Debian 12's ROCm 5.2 has no gfx11 file), that file is generated here, beside links to
+# the installed ones, so that the target is linked like the others. Where it cannot be generated, the
+# target is compiled to assembly only (the ISA audit, with -nogpulib).
+# Sets DCUKERN_HIP_BINARY_ARCHS and DCUKERN_HIP_DEVICE_LIB_FLAGS (empty where the installed libraries do).
+find_path(DCUKERN_HIP_DEVICE_LIB_DIR oclc_isa_version_906.bc
+  PATHS /usr/lib/x86_64-linux-gnu/amdgcn/bitcode /opt/rocm/amdgcn/bitcode /opt/rocm/lib/amdgcn/bitcode
+        /opt/dtk/amdgcn/bitcode)
+find_program(DCUKERN_HIP_CLANG NAMES clang-${CMAKE_CXX_COMPILER_VERSION_MAJOR} clang
+  HINTS /usr/lib/llvm-${CMAKE_CXX_COMPILER_VERSION_MAJOR}/bin)
+
+# gfxABC -> the ISA version constant: major ABC minus its last two digits, then minor and stepping (hex).
+function(dcukern_isa_version arch out)
+  string(REGEX MATCH "^gfx([0-9]+)([0-9a-f])([0-9a-f])$" ok ${arch})
+  if(NOT ok)
+    set(${out} "" PARENT_SCOPE)
+    return()
+  endif()
+  math(EXPR v "${CMAKE_MATCH_1} * 1000 + 0x${CMAKE_MATCH_2} * 100 + 0x${CMAKE_MATCH_3}")
+  set(${out} ${v} PARENT_SCOPE)
+endfunction()
+
+set(DCUKERN_HIP_BINARY_ARCHS)
+set(DCUKERN_HIP_DEVICE_LIB_FLAGS)
+set(generated_libs ${CMAKE_BINARY_DIR}/device-libs)
+foreach(arch IN LISTS DCUKERN_HIP_ARCHS)
+  string(REGEX REPLACE "^gfx" "" isa ${arch})
+  if(NOT DCUKERN_HIP_DEVICE_LIB_DIR OR EXISTS ${DCUKERN_HIP_DEVICE_LIB_DIR}/oclc_isa_version_${isa}.bc)
+    list(APPEND DCUKERN_HIP_BINARY_ARCHS ${arch})
+    continue()
+  endif()
+  dcukern_isa_version(${arch} version)
+  set(made FALSE)
+  if(version AND DCUKERN_HIP_CLANG)
+    if(NOT EXISTS ${generated_libs})
+      file(GLOB installed ${DCUKERN_HIP_DEVICE_LIB_DIR}/*.bc)
+      file(MAKE_DIRECTORY ${generated_libs})
+      foreach(lib IN LISTS installed)
+        get_filename_component(name ${lib} NAME)
+        file(CREATE_LINK ${lib} ${generated_libs}/${name} SYMBOLIC)
+      endforeach()
+    endif()
+    file(WRITE ${generated_libs}/oclc_isa_version_${isa}.ll
+      "target triple = \"amdgcn-amd-amdhsa\"\n"
+      "@__oclc_ISA_version = linkonce_odr protected local_unnamed_addr addrspace(4) constant i32 ${version}, align 4\n")
+    execute_process(COMMAND ${DCUKERN_HIP_CLANG} -c -emit-llvm --target=amdgcn-amd-amdhsa -nogpulib -x ir
+                            ${generated_libs}/oclc_isa_version_${isa}.ll -o ${generated_libs}/oclc_isa_version_${isa}.bc
+                    RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+    if(rc EQUAL 0)
+      set(made TRUE)
+    endif()
+  endif()
+  if(made)
+    list(APPEND DCUKERN_HIP_BINARY_ARCHS ${arch})
+    set(DCUKERN_HIP_DEVICE_LIB_FLAGS --rocm-device-lib-path=${generated_libs})
+    message(STATUS "dcukern: ${arch} links the installed device libraries with a generated ISA version file "
+                   "(oclc_isa_version_${isa}.bc: ${version})")
+  else()
+    message(STATUS "dcukern: no device library for ${arch}: compiled to assembly (ISA audit) only")
+  endif()
+endforeach()
