@@ -22,6 +22,36 @@ function(dcukern_isa_version arch out)
   set(${out} ${v} PARENT_SCOPE)
 endfunction()
 
+# Writes dir/oclc_isa_version_<isa>.bc for arch, beside links to the installed libraries (made once);
+# ok: TRUE where it was made.
+function(dcukern_make_isa_version_lib arch dir ok)
+  set(${ok} FALSE PARENT_SCOPE)
+  dcukern_isa_version(${arch} version)
+  if(NOT version OR NOT DCUKERN_HIP_CLANG)
+    return()
+  endif()
+  if(NOT EXISTS ${dir})
+    file(GLOB installed ${DCUKERN_HIP_DEVICE_LIB_DIR}/*.bc)
+    file(MAKE_DIRECTORY ${dir})
+    foreach(lib IN LISTS installed)
+      get_filename_component(name ${lib} NAME)
+      file(CREATE_LINK ${lib} ${dir}/${name} SYMBOLIC)
+    endforeach()
+  endif()
+  string(REGEX REPLACE "^gfx" "" isa ${arch})
+  file(WRITE ${dir}/oclc_isa_version_${isa}.ll
+    "target triple = \"amdgcn-amd-amdhsa\"\n"
+    "@__oclc_ISA_version = linkonce_odr protected local_unnamed_addr addrspace(4) constant i32 ${version}, align 4\n")
+  execute_process(COMMAND ${DCUKERN_HIP_CLANG} -c -emit-llvm --target=amdgcn-amd-amdhsa -nogpulib -x ir
+                          ${dir}/oclc_isa_version_${isa}.ll -o ${dir}/oclc_isa_version_${isa}.bc
+                  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+  if(rc EQUAL 0)
+    set(${ok} TRUE PARENT_SCOPE)
+    message(STATUS "dcukern: ${arch} links the installed device libraries with a generated ISA version file "
+                   "(oclc_isa_version_${isa}.bc: ${version})")
+  endif()
+endfunction()
+
 set(DCUKERN_HIP_BINARY_ARCHS)
 set(DCUKERN_HIP_DEVICE_LIB_FLAGS)
 set(generated_libs ${CMAKE_BINARY_DIR}/device-libs)
@@ -31,32 +61,10 @@ foreach(arch IN LISTS DCUKERN_HIP_ARCHS)
     list(APPEND DCUKERN_HIP_BINARY_ARCHS ${arch})
     continue()
   endif()
-  dcukern_isa_version(${arch} version)
-  set(made FALSE)
-  if(version AND DCUKERN_HIP_CLANG)
-    if(NOT EXISTS ${generated_libs})
-      file(GLOB installed ${DCUKERN_HIP_DEVICE_LIB_DIR}/*.bc)
-      file(MAKE_DIRECTORY ${generated_libs})
-      foreach(lib IN LISTS installed)
-        get_filename_component(name ${lib} NAME)
-        file(CREATE_LINK ${lib} ${generated_libs}/${name} SYMBOLIC)
-      endforeach()
-    endif()
-    file(WRITE ${generated_libs}/oclc_isa_version_${isa}.ll
-      "target triple = \"amdgcn-amd-amdhsa\"\n"
-      "@__oclc_ISA_version = linkonce_odr protected local_unnamed_addr addrspace(4) constant i32 ${version}, align 4\n")
-    execute_process(COMMAND ${DCUKERN_HIP_CLANG} -c -emit-llvm --target=amdgcn-amd-amdhsa -nogpulib -x ir
-                            ${generated_libs}/oclc_isa_version_${isa}.ll -o ${generated_libs}/oclc_isa_version_${isa}.bc
-                    RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
-    if(rc EQUAL 0)
-      set(made TRUE)
-    endif()
-  endif()
+  dcukern_make_isa_version_lib(${arch} ${generated_libs} made)
   if(made)
     list(APPEND DCUKERN_HIP_BINARY_ARCHS ${arch})
     set(DCUKERN_HIP_DEVICE_LIB_FLAGS --rocm-device-lib-path=${generated_libs})
-    message(STATUS "dcukern: ${arch} links the installed device libraries with a generated ISA version file "
-                   "(oclc_isa_version_${isa}.bc: ${version})")
   else()
     message(STATUS "dcukern: no device library for ${arch}: compiled to assembly (ISA audit) only")
   endif()
