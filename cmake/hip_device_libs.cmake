@@ -22,9 +22,9 @@ function(dcukern_isa_version arch out)
   set(${out} ${v} PARENT_SCOPE)
 endfunction()
 
-# Writes dir/oclc_isa_version_<isa>.bc for arch, beside links to the installed libraries (made once);
-# ok: TRUE where it was made.
-function(dcukern_make_isa_version_lib arch dir ok)
+# Writes dir/oclc_isa_version_<isa>.bc for arch (isa: its name without "gfx"), beside links to the installed
+# libraries (made once); ok: TRUE where it was made.
+function(dcukern_make_isa_version_lib arch isa dir ok)
   set(${ok} FALSE PARENT_SCOPE)
   dcukern_isa_version(${arch} version)
   if(NOT version OR NOT DCUKERN_HIP_CLANG)
@@ -38,7 +38,6 @@ function(dcukern_make_isa_version_lib arch dir ok)
       file(CREATE_LINK ${lib} ${dir}/${name} SYMBOLIC)
     endforeach()
   endif()
-  string(REGEX REPLACE "^gfx" "" isa ${arch})
   file(WRITE ${dir}/oclc_isa_version_${isa}.ll
     "target triple = \"amdgcn-amd-amdhsa\"\n"
     "@__oclc_ISA_version = linkonce_odr protected local_unnamed_addr addrspace(4) constant i32 ${version}, align 4\n")
@@ -61,7 +60,7 @@ foreach(arch IN LISTS DCUKERN_HIP_ARCHS)
     list(APPEND DCUKERN_HIP_BINARY_ARCHS ${arch})
     continue()
   endif()
-  dcukern_make_isa_version_lib(${arch} ${generated_libs} made)
+  dcukern_make_isa_version_lib(${arch} ${isa} ${generated_libs} made)
   if(made)
     list(APPEND DCUKERN_HIP_BINARY_ARCHS ${arch})
     set(DCUKERN_HIP_DEVICE_LIB_FLAGS --rocm-device-lib-path=${generated_libs})
