@@ -71,7 +71,9 @@ inline Status sample(const SamplingParams& p, void* workspace, size_t workspace_
                               stream);
   if (!s.ok()) return s;
   if (p.advance_offset && !sampling_detail::uses_workspace(row->kernel))
-    sampling_detail::sampling_advance_offset_kernel<<<1, 1, 0, stream>>>(p.offset_ptr);
+    return runtime_status(
+        launch_plain(sampling_detail::sampling_advance_offset_kernel, dim3(1), dim3(1), 0, stream, p.offset_ptr),
+        "sampling offset launch");
   return runtime_status(runtime_last_error(), "sampling launch");
 }
 

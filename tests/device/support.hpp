@@ -16,6 +16,8 @@
 
 #if DCUKERN_PLATFORM_HIP
 #define DCUKERN_RT(name) hip##name
+#elif DCUKERN_PLATFORM_SIM
+#define DCUKERN_RT(name) sim##name
 #else
 #define DCUKERN_RT(name) cuda##name
 #endif

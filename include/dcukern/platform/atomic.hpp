@@ -14,6 +14,8 @@ namespace dcukern {
 __device__ __forceinline__ uint32_t ticket_add(uint32_t* counter, uint32_t v) {
 #if DCUKERN_PLATFORM_HIP
   return __hip_atomic_fetch_add(counter, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT);
+#elif DCUKERN_PLATFORM_SIM
+  return atomicAdd(counter, v);
 #else
   uint32_t old;
   asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(v) : "memory");

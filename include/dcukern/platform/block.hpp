@@ -2,6 +2,7 @@
 // the caller owns the temporary storage (`storage_type`, placed in shared memory). Results of the
 // reductions are valid in thread 0.
 //
+// The simulated device (platform/sim/) uses the shuffle forms below.
 // Exception: rocPRIM 5.3 (Debian 12) emits DPP row broadcasts in its wave reductions for gfx11, where
 // they are illegal; there the reductions and scans use wave shuffles and shared memory instead.
 #pragma once
@@ -10,6 +11,8 @@
 #if DCUKERN_PLATFORM_HIP
 #include <rocprim/block/block_reduce.hpp>
 #include <rocprim/block/block_scan.hpp>
+#elif DCUKERN_PLATFORM_SIM
+#define DCUKERN_SHUFFLE_BLOCK_REDUCE 1  // the simulated device has neither library
 #else
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>

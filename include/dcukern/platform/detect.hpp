@@ -1,7 +1,9 @@
 // Which platform this translation unit is compiled for. Includes no runtime header.
 //   DCUKERN_PLATFORM_HIP   hipcc / clang -x hip (AMD, Hygon DTK)
 //   DCUKERN_PLATFORM_CUDA  nvcc
-//   DCUKERN_PLATFORM_HOST  a plain C++ compiler: registry, references and host tests only
+//   DCUKERN_PLATFORM_SIM   a plain C++ compiler with DCUKERN_SIMULATE_DEVICE defined: the device code runs
+//                          on the host, on the simulated device (platform/sim/): CUDA's non-PTX code paths
+//   DCUKERN_PLATFORM_HOST  a plain C++ compiler otherwise: registry, references and host tests only
 //   DCUKERN_DEVICE_PASS    1 while compiling device code
 //   DCUKERN_HD             __host__ __device__ where a device compiler is in use (code shared by both)
 //   DCUKERN_CUDA_MIN_BLOCKS(n)  the second __launch_bounds__ argument for "n blocks per SM on CUDA": clang
@@ -13,6 +15,8 @@
 #define DCUKERN_PLATFORM_HIP 1
 #elif defined(__CUDACC__)
 #define DCUKERN_PLATFORM_CUDA 1
+#elif defined(DCUKERN_SIMULATE_DEVICE)
+#define DCUKERN_PLATFORM_SIM 1
 #else
 #define DCUKERN_PLATFORM_HOST 1
 #endif
@@ -21,7 +25,7 @@
 #define DCUKERN_DEVICE_PASS 1
 #endif
 
-#if DCUKERN_PLATFORM_HOST
+#if DCUKERN_PLATFORM_HOST || DCUKERN_PLATFORM_SIM
 #define DCUKERN_HD
 #else
 #define DCUKERN_HD __host__ __device__

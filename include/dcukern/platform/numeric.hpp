@@ -25,7 +25,7 @@ __device__ __forceinline__ uint16_t float_to_bf16(float f) {
 }
 
 __device__ __forceinline__ float f16_to_float(uint16_t u) {
-#if DCUKERN_PLATFORM_HIP
+#if DCUKERN_PLATFORM_HIP || DCUKERN_PLATFORM_SIM
   return static_cast<float>(__builtin_bit_cast(_Float16, u));
 #else
   return __half2float(__ushort_as_half(u));
@@ -33,7 +33,7 @@ __device__ __forceinline__ float f16_to_float(uint16_t u) {
 }
 
 __device__ __forceinline__ uint16_t float_to_f16(float f) {
-#if DCUKERN_PLATFORM_HIP
+#if DCUKERN_PLATFORM_HIP || DCUKERN_PLATFORM_SIM
   return __builtin_bit_cast(uint16_t, static_cast<_Float16>(f));
 #else
   return __half_as_ushort(__float2half_rn(f));
@@ -65,6 +65,9 @@ __device__ __forceinline__ void unpack2(uint32_t w, float& lo, float& hi) {
     const half2_t h = __builtin_bit_cast(half2_t, w);
     lo = static_cast<float>(h.x);
     hi = static_cast<float>(h.y);
+#elif DCUKERN_PLATFORM_SIM
+    lo = f16_to_float(uint16_t(w));
+    hi = f16_to_float(uint16_t(w >> 16));
 #else
     const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w));
     lo = f.x;

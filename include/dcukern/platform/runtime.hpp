@@ -2,6 +2,7 @@
 // errors, device queries. (Debian's HIP 5.2 headers for the NVIDIA platform do not build with CUDA 13,
 // so the NVIDIA build talks to the CUDA runtime directly.)
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -16,6 +17,8 @@
 #include <hip/hip_runtime.h>
 #elif DCUKERN_PLATFORM_CUDA
 #include <cuda_runtime.h>
+#elif DCUKERN_PLATFORM_SIM
+#include "dcukern/platform/sim/runtime_api.hpp"
 #else
 #error "dcukern/platform/runtime.hpp needs hipcc or nvcc; host-only code includes the registry headers only"
 #endif
@@ -49,6 +52,34 @@ inline runtime_error_t runtime_allow_dynamic_shared(const void* kernel, int byte
 // Blocks of `kernel` one compute unit holds at `threads` threads and `shared_bytes` of dynamic shared memory.
 inline runtime_error_t runtime_resident_blocks(int* blocks, const void* kernel, int threads, int shared_bytes) {
   return hipOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, threads, shared_bytes);
+}
+#elif DCUKERN_PLATFORM_SIM
+using stream_t = simStream_t;
+using runtime_error_t = simError_t;
+constexpr runtime_error_t kRuntimeSuccess = simSuccess;
+inline const char* runtime_error_string(runtime_error_t e) { return simGetErrorString(e); }
+inline runtime_error_t runtime_get_device(int* d) { return simGetDevice(d); }
+inline runtime_error_t runtime_device_count(int* n) { return simGetDeviceCount(n); }
+inline runtime_error_t runtime_last_error() { return simGetLastError(); }
+inline runtime_error_t runtime_malloc(void** p, size_t bytes) { return simMalloc(p, bytes); }
+inline runtime_error_t runtime_free(void* p) { return simFree(p); }
+inline runtime_error_t runtime_copy_to_device(void* d, const void* h, size_t bytes) {
+  return simMemcpy(d, h, bytes, simMemcpyHostToDevice);
+}
+inline runtime_error_t runtime_copy_to_host(void* h, const void* d, size_t bytes) {
+  return simMemcpy(h, d, bytes, simMemcpyDeviceToHost);
+}
+inline runtime_error_t runtime_synchronize() { return simDeviceSynchronize(); }
+inline runtime_error_t runtime_memset_async(void* d, int value, size_t bytes, stream_t s) {
+  return simMemsetAsync(d, value, bytes, s);
+}
+inline runtime_error_t runtime_allow_dynamic_shared(const void*, int bytes) {
+  return bytes == 0 ? simSuccess : simErrorInvalidValue;  // dynamic shared memory is not simulated
+}
+// As an sm_90 SM holds them without a register bound: 2048 threads, at most 32 blocks.
+inline runtime_error_t runtime_resident_blocks(int* blocks, const void*, int threads, int) {
+  *blocks = threads > 0 ? std::min(32, 2048 / threads) : 0;
+  return simSuccess;
 }
 #else
 using stream_t = cudaStream_t;
@@ -188,6 +219,10 @@ inline runtime_error_t launch_dependent_cluster(bool dependent, int device, unsi
   config.attrs = attribute;
   config.numAttrs = n;
   return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+#elif DCUKERN_PLATFORM_SIM
+  (void)dependent, (void)device;
+  if (cluster > 1) return simErrorInvalidConfiguration;
+  return simLaunchKernel(kernel, grid, block, shared, s, args...);
 #else
   (void)dependent, (void)device;
   if (cluster > 1) return hipErrorInvalidConfiguration;  // no clusters: cluster_launch_ok says no first
@@ -201,6 +236,13 @@ template <class... Params, class... Args>
 inline runtime_error_t launch_dependent(bool dependent, int device, void (*kernel)(Params...), dim3 grid,
                                         dim3 block, size_t shared, stream_t s, Args... args) {
   return launch_dependent_cluster(dependent, device, 1, kernel, grid, block, shared, s, args...);
+}
+
+// An ordinary launch, kernel<<<grid, block, shared, s>>>(args...), on the current device.
+template <class... Params, class... Args>
+inline runtime_error_t launch_plain(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared, stream_t s,
+                                    Args... args) {
+  return launch_dependent_cluster(false, -1, 1, kernel, grid, block, shared, s, args...);
 }
 
 inline Status runtime_status(runtime_error_t e, const char* what) {
@@ -230,6 +272,13 @@ inline Status query_device_facts(int device, DeviceFacts* f) {
   f->wave_size = p.warpSize;
   f->shared_mem_per_block = p.sharedMemPerBlock;
   (void)hipRuntimeGetVersion(&f->runtime_version);
+#elif DCUKERN_PLATFORM_SIM
+  (void)device;
+  f->arch_name = sim::arch_name();
+  f->name = "dcukern simulated device";
+  f->compute_units = sim::env_int("DCUKERN_SIM_COMPUTE_UNITS", 132);
+  f->wave_size = sim::kSimWarp;
+  f->shared_mem_per_block = 48 * 1024;
 #else
   cudaDeviceProp p;
   if (auto e = cudaGetDeviceProperties(&p, device); e != cudaSuccess)

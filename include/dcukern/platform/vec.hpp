@@ -28,6 +28,8 @@ __device__ __forceinline__ uint32_t vec16_word(const vec16_t& v, int i) {
 __device__ __forceinline__ vec16_t load_stream16(const void* p) {
 #if DCUKERN_PLATFORM_HIP
   return __builtin_nontemporal_load(static_cast<const vec16_t*>(p));
+#elif DCUKERN_PLATFORM_SIM
+  return *static_cast<const vec16_t*>(p);
 #else
   vec16_t v;
   asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
@@ -41,6 +43,8 @@ __device__ __forceinline__ vec16_t load_stream16(const void* p) {
 __device__ __forceinline__ vec8_t load_stream8(const void* p) {
 #if DCUKERN_PLATFORM_HIP
   return __builtin_nontemporal_load(static_cast<const vec8_t*>(p));
+#elif DCUKERN_PLATFORM_SIM
+  return *static_cast<const vec8_t*>(p);
 #else
   vec8_t v;
   asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));

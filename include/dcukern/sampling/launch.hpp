@@ -21,8 +21,8 @@ template <bool kVec, DType DT>
 Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t batch, const DeviceContext& ctx,
                       stream_t s) {
   if (!w) {
-    sampling_block_kernel<kVec, DT><<<unsigned(batch), kThreads, 0, s>>>(a);
-    return Status::success();
+    return runtime_status(launch_plain(sampling_block_kernel<kVec, DT>, dim3(unsigned(batch)), dim3(kThreads), 0, s, a),
+                          "sampling launch");
   }
   auto launch = [&](auto kernel, int64_t blocks, const char* what, int threads = kThreads) {
     return launch_dependent_on(ctx, what, kernel, dim3(unsigned(blocks)), dim3(unsigned(threads)), s, a, *w);

@@ -6,23 +6,20 @@
 
 namespace dcukern::sampling_detail {
 
+// One block of kThreads a row.
+template <class Kernel>
+Status launch_status(Kernel kernel, unsigned grid, stream_t s, const TransformArgs& a) {
+  return runtime_status(launch_plain(kernel, dim3(grid), dim3(kThreads), 0, s, a), "row transform launch");
+}
+
 template <bool kVec, RowTransform kOp>
 Status launch_transform_op(DType dt, const TransformArgs& a, int64_t batch, stream_t s) {
   const unsigned grid = unsigned(batch);
   constexpr bool kLogits = kOp == RowTransform::softmax || kOp == RowTransform::top_k_mask_logits;
-  if (dt == DType::f32) {
-    sampling_transform_kernel<kVec, DType::f32, kOp><<<grid, kThreads, 0, s>>>(a);
-    return Status::success();
-  }
+  if (dt == DType::f32) return launch_status(sampling_transform_kernel<kVec, DType::f32, kOp>, grid, s, a);
   if constexpr (kLogits) {
-    if (dt == DType::bf16) {
-      sampling_transform_kernel<kVec, DType::bf16, kOp><<<grid, kThreads, 0, s>>>(a);
-      return Status::success();
-    }
-    if (dt == DType::f16) {
-      sampling_transform_kernel<kVec, DType::f16, kOp><<<grid, kThreads, 0, s>>>(a);
-      return Status::success();
-    }
+    if (dt == DType::bf16) return launch_status(sampling_transform_kernel<kVec, DType::bf16, kOp>, grid, s, a);
+    if (dt == DType::f16) return launch_status(sampling_transform_kernel<kVec, DType::f16, kOp>, grid, s, a);
   }
   return Status::unsupported(std::string(row_transform_name(kOp)) + ": unsupported dtype " + dtype_name(dt));
 }

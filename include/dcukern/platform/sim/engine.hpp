@@ -1,0 +1,158 @@
+// The simulated device's scheduler: runs a grid one block at a time on the calling host thread, each
+// thread of the block a fiber (sim/fiber.hpp) that runs until it reaches a barrier, a wave operation or
+// its end, then yields. What the simulation keeps of the device's semantics:
+//   - __syncthreads waits for every thread of the block that has not exited; a barrier that some live
+//     threads never reach (a divergent barrier) is reported and aborts the run;
+//   - wave operations (shuffles, ballots, __syncwarp) wait for the live lanes of their mask, wave 32;
+//   - shared memory is one copy per kernel (blocks run one after another), atomics are plain
+//     read-modify-writes (one host thread), and global memory is host memory.
+// What it does not keep: concurrency between blocks (a kernel that waits for another block to progress
+// deadlocks here), timing, caches and the memory model (a missing fence is not seen), and anything written
+// in PTX. It checks kernel logic, not speed.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "dcukern/platform/sim/fiber.hpp"
+
+namespace dcukern::sim {
+
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+struct uint3 {
+  unsigned x, y, z;
+};
+
+constexpr int kSimWarp = 32;
+constexpr unsigned kSimMaxThreads = 1024;
+
+enum class Wait : uint8_t { none, block, warp, done };
+
+struct Engine {
+  // The block being run.
+  uint3 thread_idx{0, 0, 0}, block_idx{0, 0, 0};
+  dim3 block_dim, grid_dim;
+  unsigned threads = 0, current = 0;
+  // Per thread: saved stack pointer, what it waits for, its wave-operation mask and vote.
+  void* sp[kSimMaxThreads] = {};
+  Wait wait[kSimMaxThreads] = {};
+  uint32_t mask[kSimMaxThreads] = {};
+  uint64_t word[kSimMaxThreads] = {};  // values exchanged by wave operations, per thread
+  int vote[kSimMaxThreads] = {};
+  int block_votes = 0;  // threads whose __syncthreads_* predicate held, at the last block barrier
+  void* scheduler_sp = nullptr;
+  void (*body)(void*) = nullptr;
+  void* body_arg = nullptr;
+  bool running = false;
+  StackPool stacks;
+};
+
+inline Engine& engine() {
+  static Engine e;
+  return e;
+}
+
+inline void set_thread(Engine& e, unsigned t) {
+  e.current = t;
+  e.thread_idx = {t % e.block_dim.x, (t / e.block_dim.x) % e.block_dim.y, t / (e.block_dim.x * e.block_dim.y)};
+}
+
+// The running thread stops until the scheduler releases it.
+inline void yield_as(Wait w, uint32_t lanes = 0xffffffffu) {
+  Engine& e = engine();
+  const unsigned t = e.current;
+  e.wait[t] = w;
+  e.mask[t] = lanes;
+  switch_context(&e.sp[t], e.scheduler_sp);
+  set_thread(e, t);
+}
+
+[[noreturn]] inline void fiber_entry() {
+  Engine& e = engine();
+  e.body(e.body_arg);
+  yield_as(Wait::done);
+  std::abort();  // a finished fiber is never resumed
+}
+
+[[noreturn]] inline void fail(const char* what) {
+  Engine& e = engine();
+  std::fprintf(stderr, "dcukern simulated device: %s (block %u,%u,%u, thread %u)\n", what, e.block_idx.x,
+               e.block_idx.y, e.block_idx.z, e.current);
+  std::abort();
+}
+
+// Wave w's waiting lanes may go on when every live lane of their masks waits at a wave operation.
+inline bool release_warp(Engine& e, unsigned first, unsigned end) {
+  uint32_t wanted = 0, waiting = 0, live = 0;
+  for (unsigned t = first; t < end; ++t) {
+    const uint32_t bit = 1u << (t - first);
+    if (e.wait[t] != Wait::done) live |= bit;
+    if (e.wait[t] == Wait::warp) {
+      waiting |= bit;
+      wanted |= e.mask[t];
+    }
+  }
+  if (!waiting || (wanted & live & ~waiting)) return false;
+  for (unsigned t = first; t < end; ++t)
+    if (e.wait[t] == Wait::warp) e.wait[t] = Wait::none;
+  return true;
+}
+
+// Runs body(arg) as every thread of block `block_idx`: rounds in which each runnable thread runs until
+// it waits, then releases the waves, or the block barrier, whose threads have all arrived.
+inline void run_block(Engine& e, uint3 block_idx, void (*body)(void*), void* arg) {
+  e.block_idx = block_idx;
+  e.body = body;
+  e.body_arg = arg;
+  for (unsigned t = 0; t < e.threads; ++t) {
+    e.sp[t] = e.stacks.start(t, fiber_entry);
+    e.wait[t] = Wait::none;
+  }
+  for (;;) {
+    for (unsigned t = 0; t < e.threads; ++t) {
+      if (e.wait[t] != Wait::none) continue;
+      set_thread(e, t);
+      switch_context(&e.scheduler_sp, e.sp[t]);
+    }
+    bool released = false;
+    for (unsigned w = 0; w < e.threads; w += kSimWarp) released |= release_warp(e, w, std::min(w + kSimWarp, e.threads));
+    if (released) continue;
+    unsigned live = 0, at_barrier = 0, votes = 0;
+    for (unsigned t = 0; t < e.threads; ++t) {
+      if (e.wait[t] == Wait::done) continue;
+      ++live;
+      if (e.wait[t] == Wait::block) ++at_barrier, votes += e.vote[t] != 0;
+    }
+    if (live == 0) return;
+    if (at_barrier != live) fail("a barrier or wave operation that not every live thread reaches (deadlock)");
+    e.block_votes = int(votes);
+    for (unsigned t = 0; t < e.threads; ++t)
+      if (e.wait[t] == Wait::block) e.wait[t] = Wait::none;
+  }
+}
+
+// Runs the whole grid, blocks in order of their linear index.
+inline bool run_grid(dim3 grid, dim3 block, void (*body)(void*), void* arg) {
+  Engine& e = engine();
+  const uint64_t threads = uint64_t(block.x) * block.y * block.z;
+  if (threads == 0 || threads > kSimMaxThreads || grid.x == 0 || grid.y == 0 || grid.z == 0) return false;
+  if (e.running) fail("a kernel launched from device code");
+  e.running = true;
+  e.stacks.reserve(kSimMaxThreads, 256 * 1024);
+  e.threads = unsigned(threads);
+  e.block_dim = block;
+  e.grid_dim = grid;
+  for (unsigned z = 0; z < grid.z; ++z)
+    for (unsigned y = 0; y < grid.y; ++y)
+      for (unsigned x = 0; x < grid.x; ++x) run_block(e, {x, y, z}, body, arg);
+  e.running = false;
+  return true;
+}
+
+}  // namespace dcukern::sim
