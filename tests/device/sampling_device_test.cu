@@ -561,7 +561,7 @@ TEST_CASE("-0 and +0 are equal logits: they tie and the lower index comes first"
     l[20] = -0.0f;
     l[30] = 0.0f;
     for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
-      const int64_t b = 64;
+      const int64_t b = quick_mode() ? 16 : 64;
       Batch lb(dt, l, b);
       DeviceBuffer<int32_t> tok(b);
       Workspace ws(workspace_bytes(lb));
@@ -582,7 +582,7 @@ TEST_CASE("-0 and +0 are equal logits: they tie and the lower index comes first"
           INFO(dtype_name(dt) << " V=" << v << " k=" << k << " row " << (row ? row : "auto"));
           for (int64_t i = 0; i < v; ++i)
             if (seen[i] != 0) CHECK(want.prob_of(i) > 0.0);
-          for (int64_t t : want.tokens) CHECK(seen[t] > 0);  // k = 2, 3: 1280 draws over 2-3 tokens
+          for (int64_t t : want.tokens) CHECK(seen[t] > 0);  // k = 2, 3: 1280 (quick: 320) draws, 2-3 tokens
         }
     }
   }
@@ -658,7 +658,7 @@ TEST_CASE("k > V, odd V up to 262144, B = 1024, -inf entries, per-row device par
 }
 
 TEST_CASE("same seed and offset give the same bits; other offsets give independent streams") {
-  const int64_t v = 1000, b = 1024;
+  const int64_t v = 1000, b = quick_mode() ? 256 : 1024;
   ref::SamplingRowParams rp;
   rp.top_k = 500;
   rp.top_p = 0.99;
@@ -682,7 +682,7 @@ TEST_CASE("same seed and offset give the same bits; other offsets give independe
     const auto t1 = run(c, 10, row);
     int same = 0;
     for (int64_t r = 0; r < b; ++r) same += t0[r] == t1[r];
-    CHECK(same < 20);  // expected ~1 (probability 1/500 per row)
+    CHECK(same < 20);  // expected ~2 (quick: ~0.5): probability 1/500 per row
     // Rows are streams too: row r and row r + 1 of one call are unrelated.
     int adjacent = 0;
     for (int64_t r = 0; r + 1 < b; ++r) adjacent += t0[r] == t0[r + 1];

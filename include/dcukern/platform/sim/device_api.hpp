@@ -64,16 +64,18 @@ inline T from_word(uint64_t w) {
   std::memcpy(&v, &w, sizeof(T));
   return v;
 }
-// Lane src's value of v (src in [0, 32) of this wave), every lane of `mask` taking part.
+// Lane src's value of v (src in [0, 32) of this wave), every lane of `mask` taking part. The values of
+// consecutive wave operations alternate between two slots, so one wait suffices: a lane can write the
+// next operation's slot only after every lane has left this one (the next operation's wait needs them all),
+// and the one after that only once they have all read this slot.
 template <class T>
 inline T exchange(uint32_t mask, T v, unsigned src) {
   Engine& e = engine();
   if (!(mask >> lane() & 1u)) fail("a wave operation by a lane outside its mask");
-  e.word[e.current] = to_word(v);
+  const unsigned slot = e.warp_round[e.current / kSimWarp] & 1u;
+  e.word[slot][e.current] = to_word(v);
   yield_as(Wait::warp, mask);
-  const T r = from_word<T>(e.word[warp_first() + src]);
-  yield_as(Wait::warp, mask);
-  return r;
+  return from_word<T>(e.word[slot][warp_first() + src]);
 }
 inline int block_vote(int pred) {
   Engine& e = engine();
@@ -118,12 +120,12 @@ inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
 inline unsigned __ballot_sync(unsigned mask, int pred) {
   using namespace dcukern::sim;
   Engine& e = engine();
-  e.word[e.current] = pred != 0;
+  const unsigned slot = e.warp_round[e.current / kSimWarp] & 1u;
+  e.word[slot][e.current] = pred != 0;
   yield_as(Wait::warp, mask);
   unsigned bits = 0;
   for (unsigned l = 0; l < unsigned(kSimWarp) && warp_first() + l < e.threads; ++l)
-    if ((mask >> l & 1u) && e.wait[warp_first() + l] != Wait::done && e.word[warp_first() + l]) bits |= 1u << l;
-  yield_as(Wait::warp, mask);
+    if ((mask >> l & 1u) && e.wait[warp_first() + l] != Wait::done && e.word[slot][warp_first() + l]) bits |= 1u << l;
   return bits;
 }
 inline int __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0; }

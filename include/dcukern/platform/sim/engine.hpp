@@ -43,7 +43,8 @@ struct Engine {
   void* sp[kSimMaxThreads] = {};
   Wait wait[kSimMaxThreads] = {};
   uint32_t mask[kSimMaxThreads] = {};
-  uint64_t word[kSimMaxThreads] = {};  // values exchanged by wave operations, per thread
+  uint64_t word[2][kSimMaxThreads] = {};  // values exchanged by wave operations: two rounds, per thread
+  uint32_t warp_round[kSimMaxThreads / kSimWarp] = {};  // wave operations each wave has completed
   int vote[kSimMaxThreads] = {};
   int block_votes = 0;  // threads whose __syncthreads_* predicate held, at the last block barrier
   void* scheduler_sp = nullptr;
@@ -53,10 +54,8 @@ struct Engine {
   StackPool stacks;
 };
 
-inline Engine& engine() {
-  static Engine e;
-  return e;
-}
+inline Engine the_engine;  // constant-initialised: no guard on the many reads of threadIdx
+inline Engine& engine() { return the_engine; }
 
 inline void set_thread(Engine& e, unsigned t) {
   e.current = t;
@@ -101,6 +100,7 @@ inline bool release_warp(Engine& e, unsigned first, unsigned end) {
   if (!waiting || (wanted & live & ~waiting)) return false;
   for (unsigned t = first; t < end; ++t)
     if (e.wait[t] == Wait::warp) e.wait[t] = Wait::none;
+  ++e.warp_round[first / kSimWarp];
   return true;
 }
 
