@@ -11,7 +11,8 @@
 //    split row pinned (sampling.split.vec where the shape allows 16-byte loads, else sampling.split),
 //    with a workspace; most cases also the stream row (sampling.stream.vec) where 16-byte loads fit and B
 //    is in its range.
-// DCUKERN_TEST_QUICK=1 (compute-sanitizer runs): few draws, only the hard checks.
+// DCUKERN_TEST_QUICK=1 (compute-sanitizer runs): few draws, only the hard checks. DCUKERN_TEST_DRAWS=n:
+// n draws per exactness case instead of ~1M (support.hpp: draws_per_check).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -173,7 +174,7 @@ std::string describe(const ref::SamplingRowParams& rp) {
 void check_distribution(const Batch& lb, const ref::SamplingRowParams& rp, const char* row = nullptr) {
   const auto d = ref::filtered_distribution(lb.row, rp);
   REQUIRE(d.valid);
-  const int calls = quick_mode() ? 2 : int(1024 * 1024 / lb.b);
+  const int calls = quick_mode() ? 2 : int(std::max<int64_t>(1, test::draws_per_check() / lb.b));
   int64_t draws = 0;
   const auto counts = draw_counts(lb, rp, calls, row, &draws);
   const auto c = ref::chi_square(d, counts, draws);

@@ -40,6 +40,15 @@ inline bool gpu_available() {
 // DCUKERN_TEST_QUICK=1: a smaller configuration set (used under compute-sanitizer).
 inline bool quick_mode() { return std::getenv("DCUKERN_TEST_QUICK") != nullptr; }
 
+// Draws per distribution check in the full configuration: DCUKERN_TEST_DRAWS, default 2^20. The
+// chi-square bound keeps its false-failure rate at any count; fewer draws see less of a bias (the
+// simulated device's runs use fewer).
+inline int64_t draws_per_check() {
+  const char* v = std::getenv("DCUKERN_TEST_DRAWS");
+  const long long n = v && *v ? std::atoll(v) : 0;
+  return n > 0 ? int64_t(n) : int64_t(1) << 20;
+}
+
 // The target-table entry of the current device.
 inline const TargetInfo& device_target() {
   const DeviceContext* ctx = nullptr;
