@@ -77,20 +77,26 @@ inline T exchange(uint32_t mask, T v, unsigned src) {
   yield_as(Wait::warp, mask);
   return from_word<T>(e.word[slot][warp_first() + src]);
 }
-inline int block_vote(int pred) {
+// A block barrier at source line file:line (the call site's, which compiler copies of the code share).
+inline int block_vote(int pred, const char* file, int line) {
   Engine& e = engine();
   e.vote[e.current] = pred;
+  e.barrier_file[e.current] = file;
+  e.barrier_line[e.current] = line;
   yield_as(Wait::block);
   return e.block_votes;
 }
 }  // namespace dcukern::sim
 
-inline void __syncthreads() { (void)dcukern::sim::block_vote(0); }
-inline int __syncthreads_or(int pred) { return dcukern::sim::block_vote(pred != 0) != 0; }
-inline int __syncthreads_and(int pred) {
-  return dcukern::sim::block_vote(pred != 0) == int(dcukern::sim::engine().threads);
+// The barriers take their call site as default arguments (GCC and Clang builtins).
+#define DCUKERN_SIM_SITE const char *file = __builtin_FILE(), int line = __builtin_LINE()
+inline void __syncthreads(DCUKERN_SIM_SITE) { (void)dcukern::sim::block_vote(0, file, line); }
+inline int __syncthreads_or(int pred, DCUKERN_SIM_SITE) { return dcukern::sim::block_vote(pred != 0, file, line) != 0; }
+inline int __syncthreads_and(int pred, DCUKERN_SIM_SITE) {
+  return dcukern::sim::block_vote(pred != 0, file, line) == int(dcukern::sim::engine().threads);
 }
-inline int __syncthreads_count(int pred) { return dcukern::sim::block_vote(pred != 0); }
+inline int __syncthreads_count(int pred, DCUKERN_SIM_SITE) { return dcukern::sim::block_vote(pred != 0, file, line); }
+#undef DCUKERN_SIM_SITE
 inline void __syncwarp(unsigned mask = 0xffffffffu) { (void)dcukern::sim::exchange(mask, 0, 0); }
 inline void __threadfence() {}
 inline void __threadfence_block() {}

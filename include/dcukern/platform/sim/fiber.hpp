@@ -10,6 +10,13 @@
 #include <cstdio>
 #include <cstdlib>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define DCUKERN_SIM_ASAN 1
+#else
+#define DCUKERN_SIM_ASAN 0
+#endif
+
 #if !defined(__x86_64__)
 #error "the simulated device needs an x86-64 host"
 #endif
@@ -42,6 +49,25 @@ __attribute__((naked, noinline)) inline void switch_context(void** /*from*/, voi
       "ret\n\t");
 }
 
+// AddressSanitizer (-fsanitize=address) follows the switches between stacks when told of each: before
+// one, the stack entered (its lowest address and size) and where to keep the leaving context's fake
+// stack (null when the leaving fiber has ended); after one, in the context entered, that context's saved
+// fake stack and, where wanted, the bounds of the stack it came from.
+inline void asan_before_switch(void** fake_stack, const void* bottom, size_t size) {
+#if DCUKERN_SIM_ASAN
+  __sanitizer_start_switch_fiber(fake_stack, bottom, size);
+#else
+  (void)fake_stack, (void)bottom, (void)size;
+#endif
+}
+inline void asan_after_switch(void* fake_stack, const void** from_bottom, size_t* from_size) {
+#if DCUKERN_SIM_ASAN
+  __sanitizer_finish_switch_fiber(fake_stack, from_bottom, from_size);
+#else
+  (void)fake_stack, (void)from_bottom, (void)from_size;
+#endif
+}
+
 // `count` stacks of `bytes` each, mapped once (pages are committed as they are touched) with a guard page
 // below each, so that a simulated thread that overflows its stack faults instead of corrupting another's.
 class StackPool {
@@ -67,6 +93,9 @@ class StackPool {
     count_ = count;
     bytes_ = bytes;
   }
+  const void* bottom(size_t i) const { return base_ + i * (bytes_ + kGuard) + kGuard; }
+  size_t bytes() const { return bytes_; }
+
   // The initial stack pointer of a fiber on stack i that starts in entry() (which must never return):
   // switch_context() restores six zero registers and the current control words, then returns into entry
   // with the stack aligned as after a call.
