@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and tests every flavour: host (g++: registry, references, host tests, install + find_package),
+# Builds and tests every flavour: host (g++: registry, references, host tests, the sampling device tests on
+# the simulated device in both thread orders, install + find_package),
 # CUDA (nvcc, sm_90: every device test, benchmark and example compiled; device tests run where a GPU
 # is, else report skipped; the attention bench once more with the phase trace compiled in), HIP (hipcc
 # for gfx906 gfx908 gfx90a gfx940 gfx1030 gfx1100: the same programs, benchmarks included, plus the ISA
@@ -12,7 +13,7 @@ passed=0 failed=0 skipped=0
 # run_ctest DIR: runs CTest there and adds its counts.
 run_ctest() {
   local log
-  log=$(cd "$1" && ctest --output-on-failure 2>&1)
+  log=$(cd "$1" && ctest --output-on-failure -j "$jobs" 2>&1)
   echo "$log"
   local total fail skip
   total=$(echo "$log" | sed -nE 's/.*tests failed out of ([0-9]+).*/\1/p' | tail -1)
