@@ -43,6 +43,7 @@ enum class Wait : uint8_t { none, block, warp, done };
 struct Engine {
   // The block being run.
   uint3 thread_idx{0, 0, 0}, block_idx{0, 0, 0};
+  uint3 index_of[kSimMaxThreads] = {};  // threadIdx of each linear thread index
   dim3 block_dim, grid_dim;
   unsigned threads = 0, current = 0;
   // Per thread: saved stack pointer, what it waits for, its wave-operation mask and vote.
@@ -73,7 +74,7 @@ inline Engine& engine() { return the_engine; }
 
 inline void set_thread(Engine& e, unsigned t) {
   e.current = t;
-  e.thread_idx = {t % e.block_dim.x, (t / e.block_dim.x) % e.block_dim.y, t / (e.block_dim.x * e.block_dim.y)};
+  e.thread_idx = e.index_of[t];
 }
 
 // The running thread stops until the scheduler releases it. Not inlined: its return address tells
@@ -121,7 +122,7 @@ inline void report_waits(const Engine& e) {
     print_address(e.where[t]);
     if (e.wait[t] == Wait::block || e.wait[t] == Wait::warp) {
       const auto lo = uintptr_t(e.stacks.bottom(t)), hi = lo + e.stacks.bytes();
-      auto fp = static_cast<const uintptr_t*>(e.sp[t])[6];  // rbp, below the return address (fiber.hpp)
+      auto fp = static_cast<const uintptr_t*>(e.sp[t])[5];  // rbp, below the return address (fiber.hpp)
       std::fprintf(stderr, "; called from");
       for (int depth = 0; depth < 16 && fp >= lo && fp + 16 <= hi && fp % 8 == 0; ++depth) {
         const auto* frame = reinterpret_cast<const uintptr_t*>(fp);
@@ -215,6 +216,8 @@ inline bool run_grid(dim3 grid, dim3 block, void (*body)(void*), void* arg) {
   e.stacks.reserve(kSimMaxThreads, 256 * 1024);
   e.threads = unsigned(threads);
   e.block_dim = block;
+  for (unsigned t = 0; t < e.threads; ++t)
+    e.index_of[t] = {t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
   e.grid_dim = grid;
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)

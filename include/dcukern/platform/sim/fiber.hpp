@@ -1,7 +1,8 @@
 // Fibers for the simulated device: one stack and one saved stack pointer per simulated thread, switched
 // cooperatively on one host thread. x86-64 (System V): a context switch saves the callee-saved registers
-// and the SSE / x87 control words on the stack it leaves and restores them from the one it enters, so a
-// switch costs a few nanoseconds (no system call, unlike swapcontext).
+// on the stack it leaves and restores them from the one it enters, so a switch costs a few nanoseconds (no
+// system call, unlike swapcontext). The fibers share the thread's floating-point environment (the SSE and
+// x87 control words are not switched: device code does not change them).
 #pragma once
 #include <sys/mman.h>
 
@@ -32,14 +33,8 @@ __attribute__((naked, noinline)) inline void switch_context(void** /*from*/, voi
       "pushq %r13\n\t"
       "pushq %r14\n\t"
       "pushq %r15\n\t"
-      "subq $8, %rsp\n\t"
-      "stmxcsr (%rsp)\n\t"
-      "fnstcw 4(%rsp)\n\t"
       "movq %rsp, (%rdi)\n\t"
       "movq %rsi, %rsp\n\t"
-      "ldmxcsr (%rsp)\n\t"
-      "fldcw 4(%rsp)\n\t"
-      "addq $8, %rsp\n\t"
       "popq %r15\n\t"
       "popq %r14\n\t"
       "popq %r13\n\t"
@@ -97,22 +92,14 @@ class StackPool {
   size_t bytes() const { return bytes_; }
 
   // The initial stack pointer of a fiber on stack i that starts in entry() (which must never return):
-  // switch_context() restores six zero registers and the current control words, then returns into entry
-  // with the stack aligned as after a call.
+  // switch_context() restores six zero registers, then returns into entry with the stack aligned as after
+  // a call.
   void* start(size_t i, void (*entry)()) const {
     char* top = base_ + (i + 1) * (bytes_ + kGuard);
     auto* sp = reinterpret_cast<uint64_t*>(top);
     *--sp = 0;                                  // entry's return address: never used
     *--sp = reinterpret_cast<uint64_t>(entry);  // switch_context's ret goes here (sp % 16 == 0 above it)
     for (int r = 0; r < 6; ++r) *--sp = 0;      // rbp rbx r12 r13 r14 r15
-    *--sp = 0;
-    uint32_t mxcsr = 0;
-    uint16_t fpucw = 0;
-    asm volatile("stmxcsr %0" : "=m"(mxcsr));
-    asm volatile("fnstcw %0" : "=m"(fpucw));
-    auto* words = reinterpret_cast<uint32_t*>(sp);
-    words[0] = mxcsr;
-    words[1] = fpucw;
     return sp;
   }
 
