@@ -139,53 +139,31 @@ inline int __all_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred
 inline unsigned __activemask() { return 0xffffffffu; }
 
 // Atomics: plain read-modify-writes (the simulation runs one thread at a time). Each returns the old value.
-template <class T>
-inline T atomicAdd(T* p, T v) {
+namespace dcukern::sim {
+template <class T, class Op>
+inline T read_modify_write(T* p, Op op) {
   const T old = *p;
-  *p = old + v;
+  *p = op(old);
   return old;
 }
+}  // namespace dcukern::sim
 template <class T>
-inline T atomicSub(T* p, T v) {
-  const T old = *p;
-  *p = old - v;
-  return old;
-}
+inline T atomicAdd(T* p, T v) { return dcukern::sim::read_modify_write(p, [v](T o) { return T(o + v); }); }
 template <class T>
-inline T atomicMin(T* p, T v) {
-  const T old = *p;
-  *p = v < old ? v : old;
-  return old;
-}
+inline T atomicSub(T* p, T v) { return dcukern::sim::read_modify_write(p, [v](T o) { return T(o - v); }); }
 template <class T>
-inline T atomicMax(T* p, T v) {
-  const T old = *p;
-  *p = old < v ? v : old;
-  return old;
-}
+inline T atomicMin(T* p, T v) { return dcukern::sim::read_modify_write(p, [v](T o) { return v < o ? v : o; }); }
 template <class T>
-inline T atomicOr(T* p, T v) {
-  const T old = *p;
-  *p = old | v;
-  return old;
-}
+inline T atomicMax(T* p, T v) { return dcukern::sim::read_modify_write(p, [v](T o) { return o < v ? v : o; }); }
 template <class T>
-inline T atomicAnd(T* p, T v) {
-  const T old = *p;
-  *p = old & v;
-  return old;
-}
+inline T atomicOr(T* p, T v) { return dcukern::sim::read_modify_write(p, [v](T o) { return T(o | v); }); }
 template <class T>
-inline T atomicExch(T* p, T v) {
-  const T old = *p;
-  *p = v;
-  return old;
-}
+inline T atomicAnd(T* p, T v) { return dcukern::sim::read_modify_write(p, [v](T o) { return T(o & v); }); }
+template <class T>
+inline T atomicExch(T* p, T v) { return dcukern::sim::read_modify_write(p, [v](T) { return v; }); }
 template <class T>
 inline T atomicCAS(T* p, T expected, T v) {
-  const T old = *p;
-  if (old == expected) *p = v;
-  return old;
+  return dcukern::sim::read_modify_write(p, [=](T o) { return o == expected ? v : o; });
 }
 
 // Bit casts and integer intrinsics.
