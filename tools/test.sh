@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and tests every flavour: host (g++: registry, references, host tests, the sampling device tests on
+# Builds and tests every flavour: host (g++: registry, references, host tests, the sampling and GDN device tests on
 # the simulated device in both thread orders, install + find_package),
 # CUDA (nvcc, sm_90: every device test, benchmark and example compiled; device tests run where a GPU
 # is, else report skipped; the attention bench once more with the phase trace compiled in), HIP (hipcc
