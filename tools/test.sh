@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds and tests every flavour: host (g++: registry, references, host tests, the sampling and GDN device tests on
-# the simulated device in both thread orders, install + find_package),
+# Builds and tests every flavour: host (g++: registry, references, host tests, the sampling, GDN and GEMV
+# device tests on the simulated device in both thread orders, install + find_package),
 # CUDA (nvcc, sm_90: every device test, benchmark and example compiled; device tests run where a GPU
 # is, else report skipped; the attention bench once more with the phase trace compiled in), HIP (hipcc
 # for gfx906 gfx908 gfx90a gfx940 gfx1030 gfx1100: the same programs, benchmarks included, plus the ISA

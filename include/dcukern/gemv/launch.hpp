@@ -16,14 +16,15 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline unsigned grid_size(int64_t blocks) { return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 1 << 30)); }
 
 template <template <DType> class Dot, DType DT>
-void launch_splitk(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
+Status launch_splitk(const GemvArgs& a, const DeviceContext& ctx, stream_t s) {
   const int64_t rows_per_tile = (kSplitkThreads / ctx.facts.wave_size) * kSplitkRows;
-  const unsigned grid = grid_size(std::min<int64_t>(ceil_div(a.m, rows_per_tile), 4LL * ctx.facts.compute_units));
-  if (a.n <= 1) gemv_splitk_kernel<Dot, DT, 1><<<grid, kSplitkThreads, 0, s>>>(a);
-  else if (a.n <= 2) gemv_splitk_kernel<Dot, DT, 2><<<grid, kSplitkThreads, 0, s>>>(a);
-  else if (a.n <= 4) gemv_splitk_kernel<Dot, DT, 4><<<grid, kSplitkThreads, 0, s>>>(a);
-  else if (a.n <= 8) gemv_splitk_kernel<Dot, DT, 8><<<grid, kSplitkThreads, 0, s>>>(a);
-  else gemv_splitk_kernel<Dot, DT, 16><<<grid, kSplitkThreads, 0, s>>>(a);
+  const dim3 grid(grid_size(std::min<int64_t>(ceil_div(a.m, rows_per_tile), 4LL * ctx.facts.compute_units)));
+  const auto kernel = a.n <= 1   ? gemv_splitk_kernel<Dot, DT, 1>
+                      : a.n <= 2 ? gemv_splitk_kernel<Dot, DT, 2>
+                      : a.n <= 4 ? gemv_splitk_kernel<Dot, DT, 4>
+                      : a.n <= 8 ? gemv_splitk_kernel<Dot, DT, 8>
+                                 : gemv_splitk_kernel<Dot, DT, 16>;
+  return runtime_status(launch_plain(kernel, grid, dim3(kSplitkThreads), 0, s, a), "gemv launch");
 }
 
 // The rowwise and mma kernels start with begin_gemv(), so they launch as dependent launches where the
@@ -77,10 +78,11 @@ Status launch(GemvKernel kernel, const GemvArgs& a, const DeviceContext& ctx, st
   const int64_t waves_per_block = 256 / ctx.facts.wave_size;
   switch (kernel) {
     case GemvKernel::generic:
-      gemv_generic_kernel<DT><<<grid_size(ceil_div(a.m, waves_per_block)), 256, 0, s>>>(a);
-      return Status::success();
+      return runtime_status(
+          launch_plain(gemv_generic_kernel<DT>, dim3(grid_size(ceil_div(a.m, waves_per_block))), dim3(256), 0, s, a),
+          "gemv launch");
     case GemvKernel::rowwise: return launch_rowwise<FmaDot, DT>(a, ctx, s);
-    case GemvKernel::splitk: launch_splitk<FmaDot, DT>(a, ctx, s); return Status::success();
+    case GemvKernel::splitk: return launch_splitk<FmaDot, DT>(a, ctx, s);
 #if DCUKERN_PLATFORM_HIP
     case GemvKernel::rowwise_fdot2:
     case GemvKernel::rowwise_dot2c:
@@ -89,9 +91,8 @@ Status launch(GemvKernel kernel, const GemvArgs& a, const DeviceContext& ctx, st
       if constexpr (DT == DType::f16) {
         if (kernel == GemvKernel::rowwise_fdot2) return launch_rowwise<Fdot2Dot, DT>(a, ctx, s);
         if (kernel == GemvKernel::rowwise_dot2c) return launch_rowwise<Dot2cDot, DT>(a, ctx, s);
-        if (kernel == GemvKernel::splitk_fdot2) launch_splitk<Fdot2Dot, DT>(a, ctx, s);
-        else launch_splitk<Dot2cDot, DT>(a, ctx, s);
-        return Status::success();
+        if (kernel == GemvKernel::splitk_fdot2) return launch_splitk<Fdot2Dot, DT>(a, ctx, s);
+        return launch_splitk<Dot2cDot, DT>(a, ctx, s);
       }
       return Status::unsupported("gemv: dot-product rows take fp16 only");
 #endif

@@ -17,6 +17,8 @@ struct GemvOp : RowTable<capabilities::GemvRow, std::size(capabilities::kGemvRow
 #elif DCUKERN_PLATFORM_CUDA
     return k == GemvKernel::generic || k == GemvKernel::rowwise || k == GemvKernel::splitk ||
            k == GemvKernel::mma;
+#elif DCUKERN_PLATFORM_SIM  // the simulated device: no tensor-core PTX
+    return k == GemvKernel::generic || k == GemvKernel::rowwise || k == GemvKernel::splitk;
 #else
     (void)k;
     return true;

@@ -181,7 +181,8 @@ inline void run_block(Engine& e, uint3 block_idx, void (*body)(void*), void* arg
       asan_after_switch(e.scheduler_fake_stack, nullptr, nullptr);
     }
     bool released = false;
-    for (unsigned w = 0; w < e.threads; w += kSimWarp) released |= release_warp(e, w, std::min(w + kSimWarp, e.threads));
+    for (unsigned w = 0; w < e.threads; w += kSimWarp)
+      released |= release_warp(e, w, std::min(w + kSimWarp, e.threads));
     if (released) continue;
     unsigned live = 0, at_barrier = 0, votes = 0;
     for (unsigned t = 0; t < e.threads; ++t) {
