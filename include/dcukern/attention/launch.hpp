@@ -75,15 +75,15 @@ inline unsigned tile_grid_blocks(const AttnArgs& a, int64_t rows) {
 // 8-row tiles exist up to head_dim 128 only, attention_kernel_max_tile).
 template <DType KVT, int kDim>
 Status launch_grouped_dim(int tile, const AttnArgs& a, unsigned blocks, stream_t s) {
+  auto launch = [&](auto kernel) {
+    return runtime_status(launch_plain(kernel, dim3(blocks), dim3(kAttnThreads), 0, s, a), "attention launch");
+  };
   switch (tile) {
-    case 1: attention_grouped_kernel<KVT, kDim, 1><<<blocks, kAttnThreads, 0, s>>>(a); return Status::success();
-    case 2: attention_grouped_kernel<KVT, kDim, 2><<<blocks, kAttnThreads, 0, s>>>(a); return Status::success();
-    case 4: attention_grouped_kernel<KVT, kDim, 4><<<blocks, kAttnThreads, 0, s>>>(a); return Status::success();
+    case 1: return launch(&attention_grouped_kernel<KVT, kDim, 1>);
+    case 2: return launch(&attention_grouped_kernel<KVT, kDim, 2>);
+    case 4: return launch(&attention_grouped_kernel<KVT, kDim, 4>);
     case 8:
-      if constexpr (kDim <= 128) {
-        attention_grouped_kernel<KVT, kDim, 8><<<blocks, kAttnThreads, 0, s>>>(a);
-        return Status::success();
-      }
+      if constexpr (kDim <= 128) return launch(&attention_grouped_kernel<KVT, kDim, 8>);
       break;
   }
   return Status::unsupported("attention: query tile of " + std::to_string(tile) + " rows");
@@ -204,10 +204,13 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
   const stream_t s = ls.stream;
   switch (kernel) {
     case AttentionKernel::row:
-    case AttentionKernel::split_kv:
-      if (split) attention_row_kernel<QT, KVT, true><<<static_cast<unsigned>(rows * a.num_chunks), kAttnThreads, 0, s>>>(a);
-      else attention_row_kernel<QT, KVT, false><<<static_cast<unsigned>(rows), kAttnThreads, 0, s>>>(a);
+    case AttentionKernel::split_kv: {
+      const dim3 grid(static_cast<unsigned>(split ? rows * a.num_chunks : rows)), block(kAttnThreads);
+      const runtime_error_t e = split ? launch_plain(&attention_row_kernel<QT, KVT, true>, grid, block, 0, s, a)
+                                      : launch_plain(&attention_row_kernel<QT, KVT, false>, grid, block, 0, s, a);
+      if (Status st = runtime_status(e, "attention launch"); !st.ok()) return st;
       break;
+    }
     case AttentionKernel::grouped:
     case AttentionKernel::grouped_split: {
       const unsigned n = tile_grid_blocks(a, rows);

@@ -14,9 +14,9 @@ namespace dcukern {
 struct AttentionOp
     : RowTable<capabilities::AttentionRow, std::size(capabilities::kAttentionRows), capabilities::kAttentionRows> {
   // Whether this build holds the kernel: the mma kernels only in CUDA builds (a host-only build answers for
-  // a device build of the target).
+  // a device build of the target; the simulated device runs no tensor-core PTX).
   static constexpr bool compiled_in(AttentionKernel k) {
-#if DCUKERN_PLATFORM_HIP
+#if DCUKERN_PLATFORM_HIP || DCUKERN_PLATFORM_SIM
     return attention_kernel_isa(k) == 0;
 #else
     (void)k;

@@ -58,10 +58,11 @@ inline Status attention_check_tables(const AttentionParams& p, uint64_t* result,
   const int64_t wanted = (total + attn_detail::kTableCheckThreads - 1) / attn_detail::kTableCheckThreads;
   const auto blocks = static_cast<unsigned>(std::min(wanted, attn_detail::kTableCheckMaxBlocks));
   constexpr int kThreads = attn_detail::kTableCheckThreads;
-  attn_detail::attention_check_tables_kernel<kThreads><<<blocks, kThreads, 0, stream>>>(
-      p.block_table, p.block_table_stride, p.context_lens, p.batch, p.max_pages, p.kv.page_size, p.kv.num_pages,
-      reinterpret_cast<unsigned long long*>(result));
-  return runtime_status(runtime_last_error(), "attention table check launch");
+  const runtime_error_t e =
+      launch_plain(&attn_detail::attention_check_tables_kernel<kThreads>, dim3(blocks), dim3(kThreads), 0, stream,
+                   p.block_table, p.block_table_stride, p.context_lens, p.batch, p.max_pages, p.kv.page_size,
+                   p.kv.num_pages, reinterpret_cast<unsigned long long*>(result));
+  return runtime_status(e, "attention table check launch");
 }
 
 }  // namespace dcukern

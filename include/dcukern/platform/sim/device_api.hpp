@@ -19,7 +19,7 @@
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __shared__ static  // one copy per kernel: the simulated blocks run one after another
-#define __align__(n) alignas(n)
+#define __align__(n) __attribute__((aligned(n)))  // (alignas may not follow `static`)
 
 using dcukern::sim::dim3;
 using dcukern::sim::uint3;
