@@ -64,16 +64,19 @@ struct Batch {
     d = DeviceBuffer<uint8_t>(host.size());
     d.upload(host);
   }
-  // Set one element of one row (for per-row edge cases).
-  void set(int64_t r, int64_t i, float value) {
+  // Set elements [i, i + count) of one row to `value` (for per-row edge cases), in one copy.
+  void set(int64_t r, int64_t i, float value, int64_t count = 1) {
     const int eb = dtype_bytes(dt);
-    uint8_t bytes[4];
-    if (dt == DType::f32) std::memcpy(bytes, &value, 4);
+    uint8_t one[4];
+    if (dt == DType::f32) std::memcpy(one, &value, 4);
     else {
       const uint16_t h = ref::from_float(dt, value);
-      std::memcpy(bytes, &h, 2);
+      std::memcpy(one, &h, 2);
     }
-    DCUKERN_REQUIRE_RT(DCUKERN_RT(Memcpy)(d.get() + (r * ld + i) * eb, bytes, eb, DCUKERN_RT(MemcpyHostToDevice)));
+    std::vector<uint8_t> bytes(size_t(count * eb));
+    for (int64_t j = 0; j < count; ++j) std::memcpy(bytes.data() + j * eb, one, eb);
+    DCUKERN_REQUIRE_RT(
+        DCUKERN_RT(Memcpy)(d.get() + (r * ld + i) * eb, bytes.data(), bytes.size(), DCUKERN_RT(MemcpyHostToDevice)));
   }
   ConstMatrix matrix() const { return {d.get(), dt, b, v, ld}; }
 };
@@ -503,7 +506,7 @@ TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid ro
       Batch lb(dt, l, b, sh.pad);
       const float inf = std::numeric_limits<float>::infinity();
       lb.set(1, 4000, std::nanf(""));                      // row 1: NaN -> invalid
-      for (int64_t i = 0; i < v; ++i) lb.set(2, i, -inf);  // row 2: all -inf -> invalid
+      lb.set(2, 0, -inf, v);                               // row 2: all -inf -> invalid
       lb.set(3, 4321, inf);                                // row 3: +inf wins
       lb.set(4, v - 5, std::nanf(""));                     // row 4: a NaN near the row's end -> invalid
       lb.set(5, v - 1, inf);                               // row 5: +inf as the row's last element wins
