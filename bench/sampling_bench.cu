@@ -6,7 +6,7 @@
 // bytes / time, that as % of the read bandwidth measured in this run, and time over one logits read
 // (reads = us * read bandwidth / logits bytes; the issue's bound: <= 3 at B >= 128, <= 5 at B = 32).
 // The last name part is the row: auto (selection, with a workspace), or a pinned row (split.vec,
-// block.vec, stream.vec).
+// block.vec, stream.vec; unfiltered.vec in the no-filter cells only).
 #include <vector>
 
 #include "dcukern/sampling.hpp"
@@ -107,8 +107,10 @@ void register_all() {
       for (int64_t b : {1, 32, 64, 128, 512})
         for (int k : {0, 20, 50, 1000})
           for (float p : {0.8f, 0.95f, 1.0f})
-            for (const char* row : {"auto", "sampling.stream.vec", "sampling.split.vec", "sampling.block.vec"}) {
+            for (const char* row : {"auto", "sampling.unfiltered.vec", "sampling.stream.vec", "sampling.split.vec",
+                                    "sampling.block.vec"}) {
               if (k > 0 ? p > 0.99f : p < 0.9f) continue;  // top-k + top-p 0.8 / 0.95; k0: top-p 0.95, or none
+              if (std::string(row) == "sampling.unfiltered.vec" && (k > 0 || p < 0.99f)) continue;
               const std::string impl = std::string(row) == "auto" ? "auto" : std::string(row).substr(9);
               const std::string name = std::string("sampling/") + dtype_name(dt) + "/V" + std::to_string(v) + "/B" +
                                        std::to_string(b) + "/k" + std::to_string(k) + "/p" +

@@ -39,6 +39,13 @@ constexpr int64_t kStreamBatchMin = 64;
 constexpr const char* kStreamEvidence =
     "tests/device/sampling_device_test.cu (sm_90, H200, at 13beda6); capabilities/evidence/sampling-sm_90.json "
     "(at 13beda6); AMD: compile only";
+// Rows without a filter (engines' default parameters): before the rows above, which run the one-block
+// algorithm over such rows after their tiles' pass.
+constexpr SamplingContract unfiltered() {
+  SamplingContract c = split(vectorised());
+  c.needs_unfiltered = true;
+  return c;
+}
 constexpr SamplingContract streamed() {
   SamplingContract c = split(vectorised());
   c.batch_min = kStreamBatchMin;
@@ -47,6 +54,12 @@ constexpr SamplingContract streamed() {
 }  // namespace sampling_rows
 
 inline constexpr SamplingRow kSamplingRows[] = {
+    {"sampling.unfiltered.vec",
+     "rows without a filter (top_k, top_p and min_p off as host values): one block per 8192-element tile, "
+     "16-byte loads, each tile's maximum and its sum of weights; the row's last block picks the tile by "
+     "inverse CDF over the tiles' sums, reads it again and picks the token (the logits read once)",
+     0, nullptr, sampling_rows::unfiltered(), sampling_rows::kSplitSemantics, nullptr, "sampling.stream.vec",
+     SamplingKernel::unfiltered_vec, "sampling_unfiltered_kernel<"},
     {"sampling.stream.vec",
      "one block per row streams the row's tiles (bf16: 32768 elements, fp16 and fp32 16384 on CUDA; half "
      "that on HIP) through two register buffers, 16-byte loads: top-k rows list their elements at or above a "

@@ -2,7 +2,7 @@
 # Builds and tests every flavour: host (g++: registry, references, host tests, the sampling, GDN and GEMV
 # device tests on the simulated device in both thread orders, install + find_package),
 # CUDA (nvcc, sm_90: every device test, benchmark and example compiled; device tests run where a GPU
-# is, else report skipped; the attention bench once more with the phase trace compiled in), HIP (hipcc
+# is, else report skipped; the phase trace's compile check, bench/trace_check.cu), HIP (hipcc
 # for gfx906 gfx908 gfx90a gfx940 gfx1030 gfx1100: the same programs, benchmarks included, plus the ISA
 # audit). Ends with one line: "dcukern: N passed, N failed, N skipped".
 set -uo pipefail
@@ -44,18 +44,10 @@ fi
 step "CUDA flavour (nvcc, sm_90)"
 if [ -n "$nvcc" ]; then
   if cmake -S "$root" -B "$build/cuda" -DDCUKERN_BACKEND=cuda -DCMAKE_CUDA_COMPILER="$nvcc" -DDCUKERN_BUILD_BENCH=ON >/dev/null &&
-     cmake --build "$build/cuda" -j "$jobs"; then
+     cmake --build "$build/cuda" -j "$jobs" --target all trace_check; then
     run_ctest "$build/cuda"
   else
     build_failed cuda
-  fi
-  step "CUDA traced attention and sampling benches (DCUKERN_TRACE: platform/trace.hpp), compiled"
-  if cmake -S "$root" -B "$build/cuda-trace" -DDCUKERN_BACKEND=cuda -DCMAKE_CUDA_COMPILER="$nvcc" \
-       -DDCUKERN_BUILD_BENCH=ON -DDCUKERN_TRACE=ON -DDCUKERN_BUILD_TESTS=OFF -DDCUKERN_BUILD_EXAMPLES=OFF >/dev/null &&
-     cmake --build "$build/cuda-trace" --target attention_bench sampling_bench -j "$jobs"; then
-    passed=$((passed + 1)); echo "traced attention and sampling benches: built"
-  else
-    build_failed "cuda traced benches"
   fi
 elif [ "${CI:-}" = true ]; then
   build_failed "cuda (no nvcc found)"

@@ -1,8 +1,9 @@
 // dcukern-audit's smoke runs for sampling: every sampling row enabled on this device draws 100 times (offsets
 // 0..99) from bf16 logits [4, 40000] with per-row device parameters: a greedy row, top-k 20 + top-p 0.9,
 // temperature 0.7 + min-p 0.1, and a row of -inf (a row whose contract starts at a larger batch takes
-// that many rows, the four repeated); every token must lie in the host reference's filtered set
-// (the greedy one the argmax), the -inf row flagged invalid with token 0. Every row-transform row then
+// that many rows, the four repeated; a row for calls without filters, sampling.unfiltered.vec, takes the
+// same temperatures with no filter); every token must lie in the host reference's filtered set (the
+// greedy one the argmax), the -inf row flagged invalid with token 0. Every row-transform row then
 // computes softmax with temperature 0.8 of the same logits, within 1e-4 relative of the reference. These
 // are the hard checks only: the frequencies are the device tests' business (tests/device/). V = 40000 takes
 // the split rows through several tiles a row (16-element tiles: 5; where the device has clusters, bf16 rows
@@ -34,6 +35,7 @@ struct SamplingProblem {
   std::vector<float> temperature{0.f, 1.f, 0.7f, 1.f}, top_p{1.f, 0.9f, 1.f, 1.f}, min_p{0.f, 0.f, 0.1f, 0.f};
   std::vector<int32_t> top_k{0, 20, 0, 0};
   std::vector<ref::FilteredDistribution> allowed;
+  std::vector<ref::FilteredDistribution> unfiltered;  // the same temperatures, no filter
 
   // Logits N(0, 2) (the last row -inf), from the first seed whose top-p and min-p boundaries lie clear
   // of a knife edge (float rounding on the device could then decide either way).
@@ -52,6 +54,7 @@ struct SamplingProblem {
           rows[b][i] = ref::to_float(DType::bf16, logits[b * V + i]);
         }
         allowed.push_back(ref::filtered_distribution(rows[b], {temperature[b], top_k[b], top_p[b], min_p[b]}));
+        unfiltered.push_back(ref::filtered_distribution(rows[b], {temperature[b], 0, 1.0, 0.0}));
         clear = clear && allowed.back().top_p_margin > 1e-3 && allowed.back().min_p_margin > 1e-3;
       }
       if (clear) break;
@@ -92,9 +95,12 @@ inline int sampling_smoke(const TargetInfo& target) {
     p.tokens = {dtok.ptr, DType::i32, n};
     p.valid = static_cast<uint8_t*>(dvalid.ptr);
     p.temperature.device = static_cast<const float*>(dt.ptr);
-    p.top_k.device = static_cast<const int32_t*>(dk.ptr);
-    p.top_p.device = static_cast<const float*>(dp.ptr);
-    p.min_p.device = static_cast<const float*>(dm.ptr);
+    const bool unfiltered = row.contract.needs_unfiltered;
+    if (!unfiltered) {
+      p.top_k.device = static_cast<const int32_t*>(dk.ptr);
+      p.top_p.device = static_cast<const float*>(dp.ptr);
+      p.min_p.device = static_cast<const float*>(dm.ptr);
+    }
     p.seed = 1234;
     const size_t bytes = row.contract.needs_workspace ? sampling_workspace_bytes(p) : 0;
     DeviceCopy ws(std::vector<uint8_t>(std::max<size_t>(bytes, 1), 0));  // zeroed once, as the API asks
@@ -107,15 +113,16 @@ inline int sampling_smoke(const TargetInfo& target) {
       if (s.ok()) s = runtime_status(runtime_copy_to_host(tokens.data(), dtok.ptr, n * 4), "copy");
       if (s.ok()) s = runtime_status(runtime_copy_to_host(valid.data(), dvalid.ptr, n), "copy");
       for (int b = 0; s.ok() && b < n; ++b) {
-        const ref::FilteredDistribution& a = pr.allowed[b % B];
+        const ref::FilteredDistribution& a = (unfiltered ? pr.unfiltered : pr.allowed)[b % B];
         const bool ok = a.valid ? valid[b] == 1 && a.prob_of(tokens[b]) > 0 : valid[b] == 0 && tokens[b] == 0;
         outside += !ok;
       }
     }
     const bool ok = s.ok() && outside == 0;
     failures += !ok;
-    std::printf("| %s | bf16 B=%d V=%lld: greedy, top-k 20 + top-p 0.9, T 0.7 + min-p 0.1, all -inf; %d draws | "
-                "%d of %d | %s |\n", row.id, n, static_cast<long long>(V), kDraws, outside, kDraws * n,
+    const char* filters = unfiltered ? "T 1, T 0.7, no filter" : "top-k 20 + top-p 0.9, T 0.7 + min-p 0.1";
+    std::printf("| %s | bf16 B=%d V=%lld: greedy, %s, all -inf; %d draws | %d of %d | %s |\n", row.id, n,
+                static_cast<long long>(V), filters, kDraws, outside, kDraws * n,
                 ok ? "pass" : (s.ok() ? "FAIL" : s.to_string().c_str()));
   }
   for (const auto& row : TransformOp::rows()) {

@@ -89,9 +89,7 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
       attention_sliced_merge(rows, a.num_chunks, ctx->facts.compute_units, ctx->target.info->wave_size);
   a.merge_starts_next = attention_merge_starts_next(attn_detail::merge_blocks(rows, p.head_dim, setup.sliced_merge),
                                                     ctx->facts.compute_units);
-  s = attn_detail::launch(row->kernel, attention_q_tile(call, max_tile), p.q.dtype, p.kv.dtype, a, rows, setup);
-  if (!s.ok()) return s;
-  return runtime_status(runtime_last_error(), "attention launch");
+  return attn_detail::launch(row->kernel, attention_q_tile(call, max_tile), p.q.dtype, p.kv.dtype, a, rows, setup);
 }
 
 }  // namespace dcukern

@@ -29,8 +29,7 @@ inline Status gdn_recurrent(const GdnParams& p, stream_t stream, const GdnOption
   const gdn_detail::GdnArgs a = gdn_detail::make_args(p);
   s = p.q.dtype == DType::bf16 ? gdn_detail::launch_gdn<DType::bf16>(row->kernel, p.state.dtype, a, *ctx, stream)
                                : gdn_detail::launch_gdn<DType::f16>(row->kernel, p.state.dtype, a, *ctx, stream);
-  if (!s.ok()) return s;
-  return runtime_status(runtime_last_error(), "gdn launch");
+  return s;
 }
 
 inline Status conv1d_update(const Conv1dParams& p, stream_t stream, const GdnOptions& opt = {}) {
@@ -44,8 +43,7 @@ inline Status conv1d_update(const Conv1dParams& p, stream_t stream, const GdnOpt
   s = p.x.dtype == DType::bf16
           ? gdn_detail::launch_conv1d<DType::bf16>(row->kernel, p.state.dtype, a, *ctx, stream)
           : gdn_detail::launch_conv1d<DType::f16>(row->kernel, p.state.dtype, a, *ctx, stream);
-  if (!s.ok()) return s;
-  return runtime_status(runtime_last_error(), "conv1d launch");
+  return s;
 }
 
 }  // namespace dcukern

@@ -30,8 +30,7 @@ inline Status gemv(const GemvParams& p, stream_t stream, const GemvOptions& opt 
                                 p.x.row_stride, p.w.row_stride, p.y.row_stride};
   s = p.x.dtype == DType::f16 ? gemv_detail::launch<DType::f16>(row->kernel, a, *ctx, stream)
                               : gemv_detail::launch<DType::bf16>(row->kernel, a, *ctx, stream);
-  if (!s.ok()) return s;
-  return runtime_status(runtime_last_error(), "gemv launch");
+  return s;
 }
 
 }  // namespace dcukern

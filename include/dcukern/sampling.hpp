@@ -11,16 +11,16 @@
 //   dcukern::Status s = dcukern::sample(p, workspace, bytes, stream);
 //
 // With a workspace the split rows can run: one block per tile of a row (8192 elements, or 16384 of
-// 16-bit logits at B >= 32), so that B = 1 is fast too; the workspace holds about 2 KB per 8192
-// elements of the batch (20 MB at B = 512, V = 151936; 68 MB at B = 1024,
-// V = 262144). Without one (sample(p, stream)) only the one-block-per-row rows can. The workspace must be
-// zeroed once before its first call (sampling_workspace_init, or any memset to 0); every call leaves it
-// ready for the next, whatever its B and V, so a call of up to 1024 rows is two kernel launches (larger
-// batches add a memset of their counters; a call that dies with a device fault leaves the workspace
-// undefined: zero it again). No allocation, no host synchronisation: capturable in a HIP/CUDA graph. A
-// workspace serves one call at a time: calls that may overlap (other streams) need their own. Same
-// inputs, parameters, seed and offset: the same tokens, bit for bit. On any error nothing is launched
-// and nothing is written.
+// 16-bit logits at B >= 32), so that B = 1 is fast too (calls without a filter: sampling.unfiltered.vec,
+// one kernel that reads the logits once); the workspace holds about 2 KB per 8192 elements of the batch
+// (20 MB at B = 512, V = 151936; 68 MB at B = 1024, V = 262144). Without one (sample(p, stream)) only the
+// one-block-per-row rows can. The workspace must be zeroed once before its first call
+// (sampling_workspace_init, or any memset to 0); every call leaves it ready for the next, whatever its B
+// and V, so a call of up to 1024 rows is one or two kernel launches (larger batches add a memset of their
+// counters; a call that dies with a device fault leaves the workspace undefined: zero it again). No
+// allocation, no host synchronisation: capturable in a HIP/CUDA graph. A workspace serves one call at a
+// time: calls that may overlap (other streams) need their own. Same inputs, parameters, seed and offset:
+// the same tokens, bit for bit. On any error nothing is launched and nothing is written.
 #pragma once
 #include "dcukern/sampling/launch.hpp"
 
@@ -74,7 +74,7 @@ inline Status sample(const SamplingParams& p, void* workspace, size_t workspace_
     return runtime_status(
         launch_plain(sampling_detail::sampling_advance_offset_kernel, dim3(1), dim3(1), 0, stream, p.offset_ptr),
         "sampling offset launch");
-  return runtime_status(runtime_last_error(), "sampling launch");
+  return Status::success();
 }
 
 // Without a workspace: the one-block-per-row rows.

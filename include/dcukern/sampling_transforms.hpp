@@ -25,9 +25,7 @@ inline Status row_transform(RowTransform t, const RowTransformParams& p, stream_
                                          p.out.row_stride,    p.valid,            p.temperature.value,
                                          p.temperature.device, p.top_k.value,     p.top_k.device,  p.top_p.value,
                                          p.top_p.device};
-  s = sampling_detail::launch_transform(row->kernel, t, p.in.dtype, a, p.in.rows, stream);
-  if (!s.ok()) return s;
-  return runtime_status(runtime_last_error(), row_transform_name(t));
+  return sampling_detail::launch_transform(row->kernel, t, p.in.dtype, a, p.in.rows, stream);
 }
 
 inline Status softmax(const RowTransformParams& p, stream_t s, const RowOptions& o = {}) {

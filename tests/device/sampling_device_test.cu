@@ -7,6 +7,8 @@
 //  - greedy = argmax (lowest index on ties); invalid rows; k > V; V of odd sizes up to 262144, B = 1024;
 //    per-row device parameters; same seed -> same bits; offsets -> independent streams; graph replay
 //    advances the device offset; a rejected call writes nothing; rows whose largest logit is not above 0.
+//  - rows without a filter on the unfiltered row (sampling.unfiltered.vec): small V, V = 151936, ties at a
+//    tiny temperature and between +inf logits, seeds, greedy and invalid rows, graph replay.
 //  - every case runs the row automatic selection picks without a workspace (a one-block row) and the
 //    split row pinned (sampling.split.vec where the shape allows 16-byte loads, else sampling.split),
 //    with a workspace; most cases also the stream row (sampling.stream.vec) where 16-byte loads fit and B
@@ -92,6 +94,10 @@ const char* stream_row(const Batch& lb) {
   const bool vec = std::string(split_row(lb)) == "sampling.split.vec";
   return vec && lb.b >= capabilities::sampling_rows::kStreamBatchMin ? "sampling.stream.vec" : nullptr;
 }
+// The unfiltered row where the batch's shape allows 16-byte loads (calls without a filter only), else nullptr.
+const char* unfiltered_row(const Batch& lb) {
+  return std::string(split_row(lb)) == "sampling.split.vec" ? "sampling.unfiltered.vec" : nullptr;
+}
 // The rows that take a workspace and serve the batch's shape: the split row, and the stream row.
 std::vector<const char*> workspace_rows(const Batch& lb) {
   std::vector<const char*> rows{split_row(lb)};
@@ -117,7 +123,8 @@ struct Workspace {
   Status sample(const SamplingParams& p, stream_t stream, const char* row) {
     if (!row) return dcukern::sample(p, stream);
     const std::string id(row);
-    const bool force = id.rfind("sampling.split", 0) == 0 || id.rfind("sampling.stream", 0) == 0;
+    const bool force = id.rfind("sampling.split", 0) == 0 || id.rfind("sampling.stream", 0) == 0 ||
+                       id.rfind("sampling.unfiltered", 0) == 0;
     if (force) Overrides::instance().force(row);
     const Status s = dcukern::sample(p, d.get(), d.size(), stream, SamplingOptions{row});
     if (force) Overrides::instance().unforce(row);
@@ -310,6 +317,75 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
   for (const Batch* lb : {&c16_small, &c16_few})
     for (const auto& r : {rp(1000, 0.95, 0.01), rp(200, 1.0, 0.0), rp(50, 0.9, 0.0)})
       check_distribution(*lb, away_from_edges(lb->row, r), split_row(*lb));
+}
+
+TEST_CASE("rows without a filter (sampling.unfiltered.vec): the whole softmax, ties at a tiny T, +inf, seeds") {
+  auto rp = [](double t, int64_t k) {
+    ref::SamplingRowParams r;
+    r.temperature = t;
+    r.top_k = k;
+    return r;
+  };
+  const char* const row = "sampling.unfiltered.vec";
+  // Small vocabularies (one partial tile), top_k 0 and top_k > V (both off).
+  struct Case {
+    DType dt;
+    int64_t v;
+  };
+  int n = 0;
+  for (const Case& cs : {Case{DType::f32, 32}, Case{DType::bf16, 264}, Case{DType::f16, 1000}, Case{DType::f32, 1000}})
+    for (const auto& r : {rp(1.0, 0), rp(0.7, cs.v + 5)}) {
+      const Batch lb(cs.dt, logits_for(cs.dt, cs.v, 2.0, r, 300 + n++), quick_mode() ? 64 : 1024);
+      check_distribution(lb, r, row);
+    }
+  // V = 151936 (19 tiles a row, the last partial): concentrated and flat, at T = 1 and 0.5.
+  const int64_t v = 151936, b = quick_mode() ? 8 : 1024;
+  std::mt19937_64 rng(43);
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  std::vector<float> conc(v), flat(v);
+  for (auto& x : conc) x = nd(rng);
+  for (int i = 0; i < 12; ++i) conc[(i * 12347 + 11) % v] = 14.0f - 0.5f * i;
+  std::uniform_real_distribution<float> ud(-0.5f, 0.5f);
+  for (auto& x : flat) x = ud(rng);
+  for (DType dt : {DType::f32, DType::bf16}) {
+    const Batch c(dt, conc, b), f(dt, flat, b);
+    for (double t : {1.0, 0.5}) {
+      check_distribution(c, rp(t, 0), row);
+      check_distribution(f, rp(t, 0), row);
+    }
+  }
+  // Ties across tiles at T = 1e-6: two equal maxima in tiles 0 and 12 share the draws, a logit 1e-5 below
+  // them in tile 8 takes e^-10 of their mass, the rest none; two +inf logits at T = 1 share them likewise.
+  std::vector<float> ties(v, -1.0f);
+  ties[10] = ties[100000] = 3.0f;
+  ties[70000] = 3.0f - 1e-5f;
+  const Batch tied(DType::f32, ties, b);
+  check_distribution(tied, rp(1e-6, 0), row);
+  std::vector<float> infs(4096, 0.0f);
+  infs[5] = infs[4000] = std::numeric_limits<float>::infinity();
+  const Batch inf_row(DType::f32, infs, quick_mode() ? 64 : 1024);
+  check_distribution(inf_row, rp(1.0, 0), row);
+  // Same seed and offset: the same bits; other offsets: independent draws (nearly uniform, V = 1000).
+  std::vector<float> l(1000, 0.0f);
+  l[0] = 0.001f;
+  const Batch lb(DType::f32, l, 1024);
+  DeviceBuffer<int32_t> t0(lb.b), t1(lb.b);
+  Workspace ws(workspace_bytes(lb));
+  auto run = [&](DeviceBuffer<int32_t>& out, uint64_t offset) {
+    SamplingParams p = make_params(lb, out.get(), rp(1.0, 0));
+    p.offset = offset;
+    REQUIRE(ws.sample(p, nullptr, row).ok());
+    test::device_synchronize();
+    return out.download();
+  };
+  const auto first = run(t0, 9);
+  CHECK(run(t1, 9) == first);
+  const auto other = run(t1, 10);
+  int same = 0, adjacent = 0;
+  for (int64_t r = 0; r < lb.b; ++r) same += first[r] == other[r];
+  for (int64_t r = 0; r + 1 < lb.b; ++r) adjacent += first[r] == first[r + 1];
+  CHECK(same < 20);  // expected ~1: probability 1/1000 per row
+  CHECK(adjacent < 20);
 }
 
 TEST_CASE("bf16 rows gathered from the tiles' lists: few candidates ordered by bucket, or the fallback") {
@@ -520,14 +596,18 @@ TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid ro
       top20.resize(20);
       // Modes 0-3: greedy (temperature 0, then top_k 1), automatic row then the split row; mode 4: top_k
       // 20 on the split row (its fast path: threshold, lists, the draw); modes 5-7: modes 2-4 on the
-      // stream row, where the shape allows it.
-      for (int m = 0; m < 8; ++m) {
-        const char* row = m < 2 ? kAutoRow : m < 5 ? split_row(lb) : stream_row(lb);
+      // stream row, where the shape allows it; modes 0 and 5 (no filter, temperature 1) on the unfiltered
+      // row, where the shape allows it.
+      for (int m = 0; m < 10; ++m) {
+        const char* row = m < 2   ? kAutoRow
+                          : m < 5 ? split_row(lb)
+                          : m < 8 ? stream_row(lb)
+                                  : unfiltered_row(lb);
         if (!row && m >= 5) continue;
-        const int mode = m < 5 ? m : m - 3;
+        const int mode = m < 5 ? m : m < 8 ? m - 3 : m == 8 ? 0 : 5;
         ref::SamplingRowParams rp;
         rp.temperature = mode % 2 == 0 && mode < 4 ? 0.0 : 1.0;
-        rp.top_k = mode == 4 ? 20 : mode % 2 == 0 ? 0 : 1;
+        rp.top_k = mode == 4 ? 20 : mode == 1 || mode == 3 ? 1 : 0;
         SamplingParams p = make_params(lb, tok.get(), rp);
         p.valid = valid.get();
         tok.fill_bytes(0x7f);
@@ -540,7 +620,8 @@ TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid ro
         for (int64_t i = 0; i < v; ++i)
           if (lb.row[i] > lb.row[want]) want = i;
         if (mode < 4) CHECK(t[0] == want);
-        else CHECK(std::find(top20.begin(), top20.end(), int64_t(t[0])) != top20.end());
+        else if (mode == 4) CHECK(std::find(top20.begin(), top20.end(), int64_t(t[0])) != top20.end());
+        else CHECK((t[0] >= 0 && t[0] < v));
         CHECK(ok[0] == 1);
         CHECK(t[1] == kSamplingInvalidToken);
         CHECK(ok[1] == 0);
@@ -694,16 +775,15 @@ TEST_CASE("same seed and offset give the same bits; other offsets give independe
   }
 }
 
-// One shape's graph test (below).
-void check_graph_replay(int64_t v, int64_t b) {
+// One shape's graph test (below): `rows` in turn (nullptr: automatic selection), each with the call's
+// parameters rp and, where per_row_k, again with per-row top_k.
+void check_graph_replay(int64_t v, int64_t b, const ref::SamplingRowParams& rp, std::vector<const char*> rows,
+                        bool per_row_k) {
   std::mt19937_64 rng(5);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::vector<float> l(v);
   for (auto& x : l) x = nd(rng);
   const Batch lb(DType::bf16, l, b);
-  ref::SamplingRowParams rp;
-  rp.top_k = 100;
-  rp.top_p = 0.9;
   DeviceBuffer<int32_t> tok(b), eager(b);
   DeviceBuffer<uint64_t> seed(1), offset(1);
   seed.upload({1234});
@@ -719,12 +799,10 @@ void check_graph_replay(int64_t v, int64_t b) {
   for (int64_t r = 0; r < b; ++r) ks[r] = r % 3 ? 100 : 0;
   DeviceBuffer<int32_t> dk(b);
   dk.upload(ks);
-  // Rounds 0-2: the automatic, split and stream rows (the stream row where the shape allows it); 3-5 the
-  // same with per-row top_k.
-  for (int round = 0; round < 6; ++round) {
-    const char* row = round % 3 == 0 ? kAutoRow : round % 3 == 1 ? split_row(lb) : stream_row(lb);
-    if (round % 3 == 2 && !row) continue;
-    p.top_k.device = round >= 3 ? dk.get() : nullptr;
+  const int n_rows = int(rows.size());
+  for (int round = 0; round < (per_row_k ? 2 : 1) * n_rows; ++round) {
+    const char* row = rows[round % n_rows];
+    p.top_k.device = round >= n_rows ? dk.get() : nullptr;
     INFO((row ? row : "auto") << (p.top_k.device ? " per-row top_k" : ""));
     offset.upload({77});
     test::CapturedGraph graph([&](stream_t stream) { return ws.sample(p, stream, row); });
@@ -751,9 +829,19 @@ void check_graph_replay(int64_t v, int64_t b) {
 TEST_CASE("graph capture and replay advance the device offset and match eager calls") {
   // A row of one tile (B = 64), and bf16 V = 151936 at B = 32: 5 tiles of 64 elements a thread, a cluster
   // a row where the device has clusters (split_clustered), whose first call in a process may be captured.
-  SUBCASE("V = 4099, B = 64") { check_graph_replay(4099, 64); }
-  SUBCASE("V = 4096, B = 64: the stream row too") { check_graph_replay(4096, 64); }
-  SUBCASE("V = 151936, B = 32") { check_graph_replay(151936, 32); }
+  // The automatic, split and stream rows (the stream row where the shape allows it), top-k 100 and top-p 0.9,
+  // then per-row top_k; the unfiltered row without a filter.
+  ref::SamplingRowParams rp;
+  rp.top_k = 100;
+  rp.top_p = 0.9;
+  SUBCASE("V = 4099, B = 64") { check_graph_replay(4099, 64, rp, {kAutoRow, "sampling.split"}, true); }
+  SUBCASE("V = 4096, B = 64: the stream row too") {
+    check_graph_replay(4096, 64, rp, {kAutoRow, "sampling.split.vec", "sampling.stream.vec"}, true);
+  }
+  SUBCASE("V = 151936, B = 32") { check_graph_replay(151936, 32, rp, {kAutoRow, "sampling.split.vec"}, true); }
+  SUBCASE("V = 151936, B = 32, no filter: the unfiltered row") {
+    check_graph_replay(151936, 32, ref::SamplingRowParams{}, {"sampling.unfiltered.vec"}, false);
+  }
 }
 
 TEST_CASE("a rejected call writes nothing") {
@@ -810,6 +898,15 @@ TEST_CASE("a rejected call writes nothing") {
   const auto rt = rows_tok.download();
   CHECK(std::all_of(rt.begin(), rt.end(), [](int32_t x) { return x == -1; }));
   CHECK(offset.download()[0] == 5);
+  // The unfiltered row pinned for a call with a filter: unsupported, nothing written.
+  p = make_params(lb, tok.get(), rp);
+  p.top_p.value = 0.9f;
+  Workspace ws(workspace_bytes(lb));
+  tok.fill_bytes(0xFF);
+  CHECK(ws.sample(p, nullptr, "sampling.unfiltered.vec").code() == StatusCode::unsupported);
+  test::device_synchronize();
+  const auto ut = tok.download();
+  CHECK(std::all_of(ut.begin(), ut.end(), [](int32_t x) { return x == -1; }));
   p = make_params(lb, tok.get(), rp);
   p.logits.data = static_cast<const char*>(p.logits.data) + 4;
   p.logits.cols = 63;

@@ -172,13 +172,20 @@ TEST_CASE("sampling rows: vector row for aligned rows, generic fallback otherwis
   CHECK(check_sampling_row(p, t, "sampling.nope", &row).code() == StatusCode::invalid_argument);
 }
 
+// valid_params() with a filter (top_k 50): the unfiltered row does not take it.
+SamplingParams filtered_params(int64_t b = 4, int64_t v = 1024) {
+  SamplingParams p = valid_params(b, v);
+  p.top_k.value = 50;
+  return p;
+}
+
 TEST_CASE("sampling split rows: chosen when a workspace is given; without one a one-block row runs") {
   const TargetInfo& t = *resolve_target("sm_90").info;
   const capabilities::SamplingRow* row = nullptr;
-  const SamplingParams p = valid_params();
+  const SamplingParams p = filtered_params();
   REQUIRE(select_sampling(p, t, &row, nullptr, true).ok());
   CHECK(std::string(row->id) == "sampling.split.vec");
-  SamplingParams odd = valid_params(4, 1001);
+  SamplingParams odd = filtered_params(4, 1001);
   odd.logits.row_stride = 1001;
   REQUIRE(select_sampling(odd, t, &row, nullptr, true).ok());
   CHECK(std::string(row->id) == "sampling.split");
@@ -187,11 +194,11 @@ TEST_CASE("sampling split rows: chosen when a workspace is given; without one a 
   CHECK(row->kernel == SamplingKernel::split_vec);
   // From kStreamBatchMin rows the stream row (16-byte loads and a workspace, like sampling.split.vec).
   const int64_t from = capabilities::sampling_rows::kStreamBatchMin;
-  REQUIRE(select_sampling(valid_params(from), t, &row, nullptr, true).ok());
+  REQUIRE(select_sampling(filtered_params(from), t, &row, nullptr, true).ok());
   CHECK(std::string(row->id) == "sampling.stream.vec");
   CHECK(row->kernel == SamplingKernel::stream_vec);
   Explanation below;
-  REQUIRE(select_sampling(valid_params(from - 1), t, &row, &below, true).ok());
+  REQUIRE(select_sampling(filtered_params(from - 1), t, &row, &below, true).ok());
   CHECK(std::string(row->id) == "sampling.split.vec");
   CHECK(below.to_string().find("B below this row's range") != std::string::npos);
   odd.logits.rows = odd.tokens.size = from;
@@ -207,6 +214,50 @@ TEST_CASE("sampling split rows: chosen when a workspace is given; without one a 
   for (const auto& a : SamplingOp::rows())
     for (const auto& b : SamplingOp::rows())
       if (&a != &b) CHECK(std::string(b.kernel_symbol).find(a.kernel_symbol) == std::string::npos);
+}
+
+TEST_CASE("sampling unfiltered row: only calls whose filters are host values that keep every token") {
+  const TargetInfo& t = *resolve_target("sm_90").info;
+  const capabilities::SamplingRow* row = nullptr;
+  const char* id = "sampling.unfiltered.vec";
+  struct Forced {  // checks the contract whatever the row's evidence
+    const char* id;
+    ~Forced() { Overrides::instance().unforce(id); }
+  } forced{id};
+  Overrides::instance().force(id);
+  SamplingParams p = valid_params();
+  REQUIRE(check_sampling_row(p, t, id, &row, true).ok());
+  CHECK(row->kernel == SamplingKernel::unfiltered_vec);
+  CHECK(row->contract.describe().find("unfiltered") != std::string::npos);
+  CHECK(check_sampling_row(p, t, id, &row).code() == StatusCode::unsupported);  // no workspace
+  p.top_k.value = 1024;  // top_k >= V is off
+  CHECK(check_sampling_row(p, t, id, &row, true).ok());
+  p.temperature.device = reinterpret_cast<const float*>(logits);  // per-row temperatures are fine
+  CHECK(check_sampling_row(p, t, id, &row, true).ok());
+  const auto rejects = [&](SamplingParams q) {
+    const Status s = check_sampling_row(q, t, id, &row, true);
+    INFO(s.to_string());
+    CHECK(s.code() == StatusCode::unsupported);
+    CHECK(s.message().find("without filters") != std::string::npos);
+  };
+  SamplingParams q = valid_params();
+  q.top_k.value = 1023;
+  rejects(q);
+  q = valid_params();
+  q.top_p.value = 0.99f;
+  rejects(q);
+  q = valid_params();
+  q.min_p.value = 0.01f;
+  rejects(q);
+  q = valid_params();
+  q.top_k.device = reinterpret_cast<const int32_t*>(tokens);  // device arrays may hold filters
+  rejects(q);
+  q = valid_params();
+  q.top_p.device = reinterpret_cast<const float*>(logits);
+  rejects(q);
+  q = valid_params();
+  q.min_p.device = reinterpret_cast<const float*>(logits);
+  rejects(q);
 }
 
 // P(Bin(n, p) >= m), summed in logs.

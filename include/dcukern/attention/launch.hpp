@@ -232,8 +232,7 @@ Status launch_typed(AttentionKernel kernel, int tile, const AttnArgs& a, int64_t
 #endif
     default: return Status::unsupported("attention: kernel not compiled into this build");
   }
-  // A main kernel that failed to launch leaves the workspace stale: no merge then (o and lse untouched).
-  if (Status st = runtime_status(runtime_last_error(), "attention launch"); !st.ok()) return st;
+  // A main kernel that failed to launch returned above: no merge then (o and lse untouched).
   if (!split) return Status::success();
   const auto merge = ls.sliced_merge ? &attention_merge_sliced_kernel<QT> : &attention_merge_kernel<QT>;
   const auto blocks = static_cast<unsigned>(merge_blocks(rows, a.head_dim, ls.sliced_merge));

@@ -1,6 +1,7 @@
 // Launch of the kernel a sampling row names: block rows one block per row; the stream row one block per
-// row (stream_kernel.hpp, a dependent launch where the device has them); split rows the threshold
-// kernel (one block per row, of threshold_threads(batch, compute units) threads; not where
+// row (stream_kernel.hpp, a dependent launch where the device has them); the unfiltered row one block per
+// tile of kUnfilteredItems elements a thread (unfiltered_kernel.hpp, a dependent launch too); split rows
+// the threshold kernel (one block per row, of threshold_threads(batch, compute units) threads; not where
 // split_thresholds says no row needs it), then one block per tile of each row (that kernel leaves the
 // workspace's counters zero for the next call; batches of more than kSyncRows rows zero them first), in
 // clusters of a row's tiles where split_clustered says so, the device has clusters and every row's cluster
@@ -13,6 +14,7 @@
 #include "dcukern/sampling/kernels/split_kernel.hpp"
 #include "dcukern/sampling/kernels/split_threshold.hpp"
 #include "dcukern/sampling/kernels/stream_kernel.hpp"
+#include "dcukern/sampling/kernels/unfiltered_kernel.hpp"
 #include "dcukern/sampling/select.hpp"
 
 namespace dcukern::sampling_detail {
@@ -68,14 +70,23 @@ Status launch_stream(const SamplingArgs& a, const SplitWorkspace& w, int64_t bat
                              dim3(unsigned(batch)), dim3(unsigned(kThreads)), s, a, w);
 }
 
-// The kernels of `kernel` (block, split or stream rows) for the runtime dtype.
+template <DType DT>
+Status launch_unfiltered(const SamplingArgs& a, const SplitWorkspace& w, int64_t batch, const DeviceContext& ctx,
+                         stream_t s) {
+  return launch_dependent_on(ctx, "sampling launch", sampling_unfiltered_kernel<DT>, dim3(unsigned(batch * w.tiles)),
+                             dim3(unsigned(kThreads)), s, a, w);
+}
+
+// The kernels of `kernel` (block, split, stream or unfiltered rows) for the runtime dtype.
 template <bool kVec>
 Status launch_dtype(SamplingKernel kernel, DType dt, const SamplingArgs& a, const SplitWorkspace* w, int64_t batch,
                     const DeviceContext& ctx, stream_t s) {
   auto run = [&](auto dtype) {
     constexpr DType DT = decltype(dtype)::value;
-    if constexpr (kVec)
+    if constexpr (kVec) {
       if (kernel == SamplingKernel::stream_vec) return launch_stream<DT>(a, *w, batch, ctx, s);
+      if (kernel == SamplingKernel::unfiltered_vec) return launch_unfiltered<DT>(a, *w, batch, ctx, s);
+    }
     return launch_kernels<kVec, DT>(a, w, batch, ctx, s);
   };
   switch (dt) {
@@ -89,7 +100,8 @@ Status launch_dtype(SamplingKernel kernel, DType dt, const SamplingArgs& a, cons
 
 // Rows that take the caller's workspace (and advance the device offset themselves).
 inline bool uses_workspace(SamplingKernel k) {
-  return k == SamplingKernel::split || k == SamplingKernel::split_vec || k == SamplingKernel::stream_vec;
+  return k == SamplingKernel::split || k == SamplingKernel::split_vec || k == SamplingKernel::stream_vec ||
+         k == SamplingKernel::unfiltered_vec;
 }
 
 // `workspace`: the caller's workspace, at least split_workspace_bytes(batch, V) (split and stream rows only);
@@ -100,8 +112,13 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
   if (uses_workspace(kernel)) {  // the workspace's counters are zero (sampling_workspace_init, then every call)
     w = split_layout(workspace, batch, a.vocab, dt, kernel == SamplingKernel::split_vec, ctx.facts.clusters);
     w.advance = advance;
-    w.thresholds =  // (the stream kernel takes its rows' thresholds itself)
-        kernel != SamplingKernel::stream_vec && split_thresholds(batch, a.top_k_ptr != nullptr, a.top_k, w.tiles);
+    if (kernel == SamplingKernel::unfiltered_vec) {  // its own tiles, inside the regions of 16-item tiles
+      w.items = kUnfilteredItems;
+      w.tiles = split_tiles(a.vocab, kUnfilteredItems);
+    }
+    w.thresholds =  // (the stream and unfiltered kernels take none)
+        kernel != SamplingKernel::stream_vec && kernel != SamplingKernel::unfiltered_vec &&
+        split_thresholds(batch, a.top_k_ptr != nullptr, a.top_k, w.tiles);
     if (batch > kSyncRows)  // other shapes' regions may overlap these counters (workspace.hpp)
       if (Status e = runtime_status(runtime_memset_async(workspace, 0, split_sync_bytes(batch), s), "sampling workspace");
           !e.ok())
@@ -112,7 +129,8 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
     case SamplingKernel::block_vec: return launch_dtype<true>(kernel, dt, a, nullptr, batch, ctx, s);
     case SamplingKernel::split: return launch_dtype<false>(kernel, dt, a, &w, batch, ctx, s);
     case SamplingKernel::split_vec:
-    case SamplingKernel::stream_vec: return launch_dtype<true>(kernel, dt, a, &w, batch, ctx, s);
+    case SamplingKernel::stream_vec:
+    case SamplingKernel::unfiltered_vec: return launch_dtype<true>(kernel, dt, a, &w, batch, ctx, s);
   }
   return Status::unsupported("sampling: kernel not compiled into this build");
 }

@@ -59,7 +59,15 @@ struct SamplingCall {
   int64_t batch, vocab, row_stride;
   int align;           // byte alignment of the logits base pointer
   bool has_workspace;  // filled by the entry point: a workspace was given
+  bool unfiltered;     // top_k, top_p and min_p are host values that keep every token (sampling_unfiltered)
 };
+
+// Whether the call's filters are host values that keep every token: top_k 0 or >= V, top_p 1, min_p 0.
+inline bool sampling_unfiltered(const SamplingParams& p) {
+  return !p.top_k.device && !p.top_p.device && !p.min_p.device &&
+         (p.top_k.value == 0 || int64_t(p.top_k.value) >= p.logits.cols) && p.top_p.value >= 1.0f &&
+         p.min_p.value == 0.0f;
+}
 
 // Per-row parameter checks shared by host validation and (for device arrays) the kernel.
 struct SamplingRowRule {
@@ -104,7 +112,8 @@ inline Status validate_sampling(const SamplingParams& p, SamplingCall* call) {
     return Status::invalid("sampling: min_p " + std::to_string(p.min_p.value) + " (must be in [0, 1])");
   if (p.advance_offset && !p.offset_ptr)
     return Status::invalid("sampling: advance_offset needs offset_ptr (a device counter)");
-  *call = SamplingCall{l.dtype, l.rows, l.cols, l.row_stride, address_alignment(l.data), false};
+  *call = SamplingCall{l.dtype, l.rows, l.cols, l.row_stride, address_alignment(l.data), false,
+                       sampling_unfiltered(p)};
   return Status::success();
 }
 
@@ -116,9 +125,12 @@ struct SamplingContract {
   int64_t vocab_max = kSamplingMaxVocab;
   int64_t batch_min = 1;         // smaller batches take a row further down (where this one is slower)
   bool needs_workspace = false;  // split rows: per-tile partials go to the caller's workspace
+  bool needs_unfiltered = false;  // draws from the whole softmax: no filter (sampling_unfiltered)
 
   constexpr const char* check(const SamplingCall& c) const {
     if (!dtypes.has(c.dtype)) return "dtype not covered by this row";
+    if (needs_unfiltered && !c.unfiltered)
+      return "row draws without filters: top_k, top_p and min_p must be off, as host values";
     if (needs_workspace && !c.has_workspace)
       return "row needs a workspace (sampling_workspace_bytes) and none was given";
     if (c.vocab > vocab_max) return "V above this row's range";
@@ -137,6 +149,7 @@ struct SamplingContract {
     if (align_bytes > 1) s += " align" + std::to_string(align_bytes);
     if (vector_bytes > 1) s += " vec" + std::to_string(vector_bytes) + "B";
     if (needs_workspace) s += " workspace";
+    if (needs_unfiltered) s += " unfiltered";
     return s;
   }
 };
