@@ -41,6 +41,11 @@ constexpr const char* kStreamEvidence =
     "(at 13beda6); AMD: compile only";
 // Rows without a filter (engines' default parameters): before the rows above, which run the one-block
 // algorithm over such rows after their tiles' pass.
+// Measured against the rows automatic selection took before it (no filter, temperature 1): 0.08-0.61x the
+// time at every B and V (capabilities/evidence/sampling-sm_90-unfiltered-53c09a7.json, an H100).
+constexpr const char* kUnfilteredEvidence =
+    "tests/device/sampling_device_test.cu (sm_90: H100, at 53c09a7); "
+    "capabilities/evidence/sampling-sm_90-unfiltered-53c09a7.json; AMD: compile only";
 constexpr SamplingContract unfiltered() {
   SamplingContract c = split(vectorised());
   c.needs_unfiltered = true;
@@ -58,7 +63,8 @@ inline constexpr SamplingRow kSamplingRows[] = {
      "rows without a filter (top_k, top_p and min_p off as host values): one block per 8192-element tile, "
      "16-byte loads, each tile's maximum and its sum of weights; the row's last block picks the tile by "
      "inverse CDF over the tiles' sums, reads it again and picks the token (the logits read once)",
-     0, nullptr, sampling_rows::unfiltered(), sampling_rows::kSplitSemantics, nullptr, "sampling.stream.vec",
+     0, nullptr, sampling_rows::unfiltered(), sampling_rows::kSplitSemantics, sampling_rows::kUnfilteredEvidence,
+     "sampling.stream.vec",
      SamplingKernel::unfiltered_vec, "sampling_unfiltered_kernel<"},
     {"sampling.stream.vec",
      "one block per row streams the row's tiles (bf16: 32768 elements, fp16 and fp32 16384 on CUDA; half "

@@ -258,6 +258,15 @@ TEST_CASE("sampling unfiltered row: only calls whose filters are host values tha
   q = valid_params();
   q.min_p.device = reinterpret_cast<const float*>(logits);
   rejects(q);
+  // Selection with a workspace: the unfiltered row for calls without a filter, at any B; others skip it.
+  for (int64_t b : {int64_t(1), capabilities::sampling_rows::kStreamBatchMin}) {
+    REQUIRE(select_sampling(valid_params(b), t, &row, nullptr, true).ok());
+    CHECK(std::string(row->id) == id);
+    Explanation why;
+    REQUIRE(select_sampling(filtered_params(b), t, &row, &why, true).ok());
+    CHECK(std::string(row->id) != id);
+    CHECK(why.to_string().find("without filters") != std::string::npos);
+  }
 }
 
 // P(Bin(n, p) >= m), summed in logs.
