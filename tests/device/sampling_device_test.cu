@@ -354,6 +354,12 @@ TEST_CASE("rows without a filter (sampling.unfiltered.vec): the whole softmax, t
       check_distribution(f, rp(t, 0), row);
     }
   }
+  // The blocks' groups of tiles (unfiltered_layout) by batch: on 132 SMs a tile a block at B = 1, groups of
+  // 3 tiles at B = 32, a whole row a block at B = 1024 (above).
+  for (int64_t small_b : {int64_t(1), int64_t(32)}) {
+    const Batch c(DType::f32, conc, small_b);
+    check_distribution(c, rp(1.0, 0), row);
+  }
   // Ties across tiles at T = 1e-6: two equal maxima in tiles 0 and 12 share the draws, a logit 1e-5 below
   // them in tile 8 takes e^-10 of their mass, the rest none; two +inf logits at T = 1 share them likewise.
   std::vector<float> ties(v, -1.0f);
