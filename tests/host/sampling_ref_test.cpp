@@ -269,25 +269,6 @@ TEST_CASE("sampling unfiltered row: only calls whose filters are host values tha
   }
 }
 
-TEST_CASE("sampling unfiltered row: groups of tiles cover each row, a tile a block at B = 1, a row at large B") {
-  using sampling_detail::unfiltered_layout;
-  for (int64_t v : {int64_t(1), int64_t(8192), int64_t(8193), int64_t(151936), int64_t(248320), kSamplingMaxVocab})
-    for (int64_t b : {int64_t(1), int64_t(7), int64_t(32), int64_t(64), int64_t(512), kSamplingMaxBatch})
-      for (int cu : {1, 132, 304}) {
-        const auto l = unfiltered_layout(b, v, cu);
-        const int tiles = sampling_detail::split_tiles(v, sampling_detail::kUnfilteredItems);
-        INFO("V " << v << " B " << b << " CUs " << cu);
-        CHECK(l.group >= 1);
-        CHECK(l.group <= sampling_detail::kUnfilteredMaxGroup);
-        CHECK(int64_t(l.groups) * l.group >= tiles);       // every tile in a group
-        CHECK(int64_t(l.groups - 1) * l.group < tiles);    // no empty group
-        CHECK(l.groups <= sampling_detail::split_tiles(v));  // the header region's count a row
-      }
-  CHECK(unfiltered_layout(1, 151936, 132).group == 1);
-  CHECK(unfiltered_layout(32, 151936, 132).group == 3);
-  CHECK(unfiltered_layout(512, 151936, 132).groups == 1);
-}
-
 // P(Bin(n, p) >= m), summed in logs.
 static double binomial_at_least(int n, double p, int m) {
   double sum = 0.0;

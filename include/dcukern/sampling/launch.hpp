@@ -1,6 +1,6 @@
 // Launch of the kernel a sampling row names: block rows one block per row; the stream row one block per
 // row (stream_kernel.hpp, a dependent launch where the device has them); the unfiltered row one block per
-// group of tiles (unfiltered_kernel.hpp, unfiltered_layout; a dependent launch too); split rows
+// tile of kUnfilteredItems elements a thread (unfiltered_kernel.hpp, a dependent launch too); split rows
 // the threshold kernel (one block per row, of threshold_threads(batch, compute units) threads; not where
 // split_thresholds says no row needs it), then one block per tile of each row (that kernel leaves the
 // workspace's counters zero for the next call; batches of more than kSyncRows rows zero them first), in
@@ -112,11 +112,9 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
   if (uses_workspace(kernel)) {  // the workspace's counters are zero (sampling_workspace_init, then every call)
     w = split_layout(workspace, batch, a.vocab, dt, kernel == SamplingKernel::split_vec, ctx.facts.clusters);
     w.advance = advance;
-    if (kernel == SamplingKernel::unfiltered_vec) {  // its own groups of tiles, inside the regions of 16-item tiles
-      const UnfilteredLayout u = unfiltered_layout(batch, a.vocab, ctx.facts.compute_units);
+    if (kernel == SamplingKernel::unfiltered_vec) {  // its own tiles, inside the regions of 16-item tiles
       w.items = kUnfilteredItems;
-      w.tiles = u.groups;
-      w.group = u.group;
+      w.tiles = split_tiles(a.vocab, kUnfilteredItems);
     }
     w.thresholds =  // (the stream and unfiltered kernels take none)
         kernel != SamplingKernel::stream_vec && kernel != SamplingKernel::unfiltered_vec &&

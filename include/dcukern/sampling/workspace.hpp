@@ -57,9 +57,8 @@ struct SplitWorkspace {
   uint32_t* threshold;
   SplitHeader* header;
   uint64_t* list;
-  int tiles;     // blocks per row (the unfiltered row: groups of tiles)
+  int tiles;
   int items;     // elements per thread of a tile (split_layout)
-  int group = 1;  // the unfiltered row: tiles a block streams (unfiltered_layout)
   int rows;      // B
   bool advance;     // the last row to finish adds 1 to *offset_ptr
   bool thresholds;  // the threshold kernel ran (split_thresholds): else no row has a threshold
@@ -112,25 +111,6 @@ DCUKERN_HD constexpr int split_items(int64_t batch, int64_t vocab, DType logits,
     return logits == DType::bf16 && clusters && split_clustered(64, split_tiles(vocab, 64)) ? 64 : 16;
   if (logits == DType::bf16) return 64;
   return logits == DType::f16 || batch < kSplitLargeBatch ? 32 : 16;
-}
-
-// The unfiltered row (sampling_unfiltered_kernel): tiles of kUnfilteredItems elements a thread (8192), cut
-// into groups of consecutive tiles, one block a group: enough blocks to fill the device twice over (2 an
-// SM) where the batch alone does not (B = 1: a tile a block), a whole row a block where it does (up to
-// kUnfilteredMaxGroup tiles, 262144 elements: the last block's pick holds a thread's elements of a group
-// one a thread). At most split_tiles(V) groups a row: the header and list regions hold them.
-constexpr int kUnfilteredItems = 16;
-constexpr int kUnfilteredMaxGroup = kSplitThreads / kUnfilteredItems;
-struct UnfilteredLayout {
-  int groups, group;  // blocks per row, tiles per block
-};
-DCUKERN_HD constexpr UnfilteredLayout unfiltered_layout(int64_t batch, int64_t vocab, int compute_units) {
-  const int tiles = split_tiles(vocab, kUnfilteredItems);
-  const int fewest = (tiles + kUnfilteredMaxGroup - 1) / kUnfilteredMaxGroup;
-  const int64_t want = (2 * int64_t(compute_units) + batch - 1) / batch;  // blocks per row wanted
-  const int groups = want < fewest ? fewest : want > tiles ? tiles : int(want);
-  const int group = (tiles + groups - 1) / groups;
-  return {(tiles + group - 1) / group, group};
 }
 
 // Fast rows of small top_k in batches below kSplitLargeBatch skip the threshold kernel's estimate: each
