@@ -188,9 +188,11 @@ void check_distribution(const Batch& lb, const ref::SamplingRowParams& rp, const
   int64_t draws = 0;
   const auto counts = draw_counts(lb, rp, calls, row, &draws);
   const auto c = ref::chi_square(d, counts, draws);
-  INFO(dtype_name(lb.dt) << " V=" << lb.v << " " << describe(rp) << " row=" << (row ? row : "auto") << " kept="
-                         << d.tokens.size() << " chi2=" << c.statistic << " dof=" << c.dof
-                         << " bound=" << ref::chi_square_bound(c.dof, kZ));
+  // (std::string: doctest prints a bare const char* as a pointer)
+  INFO(std::string(dtype_name(lb.dt)) << " V=" << lb.v << " " << describe(rp) << " row="
+                                      << std::string(row ? row : "auto") << " kept=" << d.tokens.size()
+                                      << " chi2=" << c.statistic << " dof=" << c.dof
+                                      << " bound=" << ref::chi_square_bound(c.dof, kZ));
   CHECK(c.outside == 0);
   if (quick_mode() || c.statistic < ref::chi_square_bound(c.dof, kZ)) return;
   // A failure: the tokens that deviate most (expected >= 5), to tell a bias from noise.
@@ -633,7 +635,8 @@ TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid ro
         test::device_synchronize();
         const auto t = tok.download();
         const auto ok = valid.download();
-        INFO(dtype_name(dt) << " V " << v << " B " << b << " mode " << mode << " row " << (row ? row : "auto"));
+        INFO(std::string(dtype_name(dt)) << " V " << v << " B " << b << " mode " << mode << " row "
+             << std::string(row ? row : "auto"));
         int64_t want = 0;
         for (int64_t i = 0; i < v; ++i)
           if (lb.row[i] > lb.row[want]) want = i;
@@ -682,7 +685,7 @@ TEST_CASE("-0 and +0 are equal logits: they tie and the lower index comes first"
             test::device_synchronize();
             for (int32_t t : tok.download()) ++seen[t];
           }
-          INFO(dtype_name(dt) << " V=" << v << " k=" << k << " row " << (row ? row : "auto"));
+          INFO(std::string(dtype_name(dt)) << " V=" << v << " k=" << k << " row " << std::string(row ? row : "auto"));
           for (int64_t i = 0; i < v; ++i)
             if (seen[i] != 0) CHECK(want.prob_of(i) > 0.0);
           for (int64_t t : want.tokens) CHECK(seen[t] > 0);  // k = 2, 3: 1280 (quick: 320) draws, 2-3 tokens
@@ -821,7 +824,7 @@ void check_graph_replay(int64_t v, int64_t b, const ref::SamplingRowParams& rp, 
   for (int round = 0; round < (per_row_k ? 2 : 1) * n_rows; ++round) {
     const char* row = rows[round % n_rows];
     p.top_k.device = round >= n_rows ? dk.get() : nullptr;
-    INFO((row ? row : "auto") << (p.top_k.device ? " per-row top_k" : ""));
+    INFO(std::string(row ? row : "auto") << (p.top_k.device ? " per-row top_k" : ""));
     offset.upload({77});
     test::CapturedGraph graph([&](stream_t stream) { return ws.sample(p, stream, row); });
     std::vector<std::vector<int32_t>> replays;
