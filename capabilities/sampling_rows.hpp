@@ -51,6 +51,15 @@ constexpr SamplingContract unfiltered() {
   c.needs_unfiltered = true;
   return c;
 }
+// Rows whose only filter is top-p (top_k and min_p off, as engines that expose top_p alone send):
+// before the rows above, which run the one-block algorithm over such rows after their tiles' pass.
+constexpr const char* kTopPEvidence =
+    "tests/device/sampling_device_test.cu (sm_90); capabilities/evidence/sampling-sm_90-top-p.json; AMD: compile only";
+constexpr SamplingContract top_p_alone() {
+  SamplingContract c = split(vectorised());
+  c.needs_top_p_alone = true;
+  return c;
+}
 constexpr SamplingContract streamed() {
   SamplingContract c = split(vectorised());
   c.batch_min = kStreamBatchMin;
@@ -64,8 +73,17 @@ inline constexpr SamplingRow kSamplingRows[] = {
      "16-byte loads, each tile's maximum and its sum of weights; the row's last block picks the tile by "
      "inverse CDF over the tiles' sums, reads it again and picks the token (the logits read once)",
      0, nullptr, sampling_rows::unfiltered(), sampling_rows::kSplitSemantics, sampling_rows::kUnfilteredEvidence,
-     "sampling.stream.vec",
+     "sampling.top_p.vec",
      SamplingKernel::unfiltered_vec, "sampling_unfiltered_kernel<"},
+    {"sampling.top_p.vec",
+     "rows whose only filter is top-p (top_k and min_p off as host values; top_p a host value or per row): "
+     "by rejection, two kernels over 8192-element tiles, 16-byte loads: the unfiltered row's draw gives four "
+     "independent proposals from the whole softmax, then each tile sums its fixed-point mass before each "
+     "proposal and the row's last block takes the first proposal inside the top-p set (all four miss with "
+     "probability <= (1 - top_p)^4: the one-block algorithm there, at its own uniform)",
+     0, nullptr, sampling_rows::top_p_alone(), sampling_rows::kSplitSemantics, sampling_rows::kTopPEvidence,
+     "sampling.stream.vec",
+     SamplingKernel::top_p_vec, "sampling_top_p_kernel<"},
     {"sampling.stream.vec",
      "one block per row streams the row's tiles (bf16: 32768 elements, fp16 and fp32 16384 on CUDA; half "
      "that on HIP) through two register buffers, 16-byte loads: top-k rows list their elements at or above a "

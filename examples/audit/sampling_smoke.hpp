@@ -2,7 +2,8 @@
 // 0..99) from bf16 logits [4, 40000] with per-row device parameters: a greedy row, top-k 20 + top-p 0.9,
 // temperature 0.7 + min-p 0.1, and a row of -inf (a row whose contract starts at a larger batch takes
 // that many rows, the four repeated; a row for calls without filters, sampling.unfiltered.vec, takes the
-// same temperatures with no filter); every token must lie in the host reference's filtered set (the
+// same temperatures with no filter, and the top-p row, sampling.top_p.vec, the same with top-p alone);
+// every token must lie in the host reference's filtered set (the
 // greedy one the argmax), the -inf row flagged invalid with token 0. Every row-transform row then
 // computes softmax with temperature 0.8 of the same logits, within 1e-4 relative of the reference. These
 // are the hard checks only: the frequencies are the device tests' business (tests/device/). V = 40000 takes
@@ -36,6 +37,7 @@ struct SamplingProblem {
   std::vector<int32_t> top_k{0, 20, 0, 0};
   std::vector<ref::FilteredDistribution> allowed;
   std::vector<ref::FilteredDistribution> unfiltered;  // the same temperatures, no filter
+  std::vector<ref::FilteredDistribution> top_p_alone;  // the same temperatures and top_p, no other filter
 
   // Logits N(0, 2) (the last row -inf), from the first seed whose top-p and min-p boundaries lie clear
   // of a knife edge (float rounding on the device could then decide either way).
@@ -46,6 +48,8 @@ struct SamplingProblem {
       logits.assign(B * V, 0);
       rows.assign(B, std::vector<float>(V));
       allowed.clear();
+      unfiltered.clear();
+      top_p_alone.clear();
       bool clear = true;
       for (int b = 0; b < B; ++b) {
         for (int64_t i = 0; i < V; ++i) {
@@ -55,7 +59,9 @@ struct SamplingProblem {
         }
         allowed.push_back(ref::filtered_distribution(rows[b], {temperature[b], top_k[b], top_p[b], min_p[b]}));
         unfiltered.push_back(ref::filtered_distribution(rows[b], {temperature[b], 0, 1.0, 0.0}));
-        clear = clear && allowed.back().top_p_margin > 1e-3 && allowed.back().min_p_margin > 1e-3;
+        top_p_alone.push_back(ref::filtered_distribution(rows[b], {temperature[b], 0, top_p[b], 0.0}));
+        clear = clear && allowed.back().top_p_margin > 1e-3 && allowed.back().min_p_margin > 1e-3 &&
+                top_p_alone.back().top_p_margin > 1e-3;
       }
       if (clear) break;
     }
@@ -95,12 +101,14 @@ inline int sampling_smoke(const TargetInfo& target) {
     p.tokens = {dtok.ptr, DType::i32, n};
     p.valid = static_cast<uint8_t*>(dvalid.ptr);
     p.temperature.device = static_cast<const float*>(dt.ptr);
-    const bool unfiltered = row.contract.needs_unfiltered;
-    if (!unfiltered) {
+    const bool unfiltered = row.contract.needs_unfiltered, top_p_alone = row.contract.needs_top_p_alone;
+    if (!unfiltered) p.top_p.device = static_cast<const float*>(dp.ptr);
+    if (!unfiltered && !top_p_alone) {
       p.top_k.device = static_cast<const int32_t*>(dk.ptr);
-      p.top_p.device = static_cast<const float*>(dp.ptr);
       p.min_p.device = static_cast<const float*>(dm.ptr);
     }
+    const std::vector<ref::FilteredDistribution>& allowed =
+        unfiltered ? pr.unfiltered : top_p_alone ? pr.top_p_alone : pr.allowed;
     p.seed = 1234;
     const size_t bytes = row.contract.needs_workspace ? sampling_workspace_bytes(p) : 0;
     DeviceCopy ws(std::vector<uint8_t>(std::max<size_t>(bytes, 1), 0));  // zeroed once, as the API asks
@@ -113,14 +121,16 @@ inline int sampling_smoke(const TargetInfo& target) {
       if (s.ok()) s = runtime_status(runtime_copy_to_host(tokens.data(), dtok.ptr, n * 4), "copy");
       if (s.ok()) s = runtime_status(runtime_copy_to_host(valid.data(), dvalid.ptr, n), "copy");
       for (int b = 0; s.ok() && b < n; ++b) {
-        const ref::FilteredDistribution& a = (unfiltered ? pr.unfiltered : pr.allowed)[b % B];
+        const ref::FilteredDistribution& a = allowed[b % B];
         const bool ok = a.valid ? valid[b] == 1 && a.prob_of(tokens[b]) > 0 : valid[b] == 0 && tokens[b] == 0;
         outside += !ok;
       }
     }
     const bool ok = s.ok() && outside == 0;
     failures += !ok;
-    const char* filters = unfiltered ? "T 1, T 0.7, no filter" : "top-k 20 + top-p 0.9, T 0.7 + min-p 0.1";
+    const char* filters = unfiltered    ? "T 1, T 0.7, no filter"
+                          : top_p_alone ? "top-p 0.9, T 0.7, no other filter"
+                                        : "top-k 20 + top-p 0.9, T 0.7 + min-p 0.1";
     std::printf("| %s | bf16 B=%d V=%lld: greedy, %s, all -inf; %d draws | %d of %d | %s |\n", row.id, n,
                 static_cast<long long>(V), filters, kDraws, outside, kDraws * n,
                 ok ? "pass" : (s.ok() ? "FAIL" : s.to_string().c_str()));

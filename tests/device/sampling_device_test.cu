@@ -9,6 +9,9 @@
 //    advances the device offset; a rejected call writes nothing; rows whose largest logit is not above 0.
 //  - rows without a filter on the unfiltered row (sampling.unfiltered.vec): small V, V = 151936, ties at a
 //    tiny temperature and between +inf logits, seeds, greedy and invalid rows, graph replay.
+//  - rows whose only filter is top-p on the top-p row (sampling.top_p.vec): small V, V = 151936, B = 1 / 32 /
+//    1024, a top_p small enough that the four proposals mostly miss (the fallback's draw), per-row top_p
+//    and temperature, seeds, greedy and invalid rows, graph replay.
 //  - every case runs the row automatic selection picks without a workspace (a one-block row) and the
 //    split row pinned (sampling.split.vec where the shape allows 16-byte loads, else sampling.split),
 //    with a workspace; most cases also the stream row (sampling.stream.vec) where 16-byte loads fit and B
@@ -98,6 +101,10 @@ const char* stream_row(const Batch& lb) {
 const char* unfiltered_row(const Batch& lb) {
   return std::string(split_row(lb)) == "sampling.split.vec" ? "sampling.unfiltered.vec" : nullptr;
 }
+// The top-p row where the batch's shape allows 16-byte loads (calls whose only filter is top-p), else nullptr.
+const char* top_p_row(const Batch& lb) {
+  return std::string(split_row(lb)) == "sampling.split.vec" ? "sampling.top_p.vec" : nullptr;
+}
 // The rows that take a workspace and serve the batch's shape: the split row, and the stream row.
 std::vector<const char*> workspace_rows(const Batch& lb) {
   std::vector<const char*> rows{split_row(lb)};
@@ -124,7 +131,7 @@ struct Workspace {
     if (!row) return dcukern::sample(p, stream);
     const std::string id(row);
     const bool force = id.rfind("sampling.split", 0) == 0 || id.rfind("sampling.stream", 0) == 0 ||
-                       id.rfind("sampling.unfiltered", 0) == 0;
+                       id.rfind("sampling.unfiltered", 0) == 0 || id.rfind("sampling.top_p", 0) == 0;
     if (force) Overrides::instance().force(row);
     const Status s = dcukern::sample(p, d.get(), d.size(), stream, SamplingOptions{row});
     if (force) Overrides::instance().unforce(row);
@@ -408,6 +415,117 @@ TEST_CASE("rows without a filter (sampling.unfiltered.vec): the whole softmax, t
   CHECK(adjacent < 20);
 }
 
+TEST_CASE("rows whose only filter is top-p (sampling.top_p.vec): proposals, their check, the fallback") {
+  auto rp = [](double t, double p) {
+    ref::SamplingRowParams r;
+    r.temperature = t;
+    r.top_p = p;
+    return r;
+  };
+  const char* const row = "sampling.top_p.vec";
+  // Small vocabularies (one partial tile) at three temperatures and top_p values.
+  struct Case {
+    DType dt;
+    int64_t v;
+  };
+  int n = 0;
+  for (const Case& cs : {Case{DType::f32, 32}, Case{DType::bf16, 264}, Case{DType::f16, 1000}, Case{DType::f32, 1000}})
+    for (const auto& r : {rp(1.3, 0.9), rp(1.0, 0.7), rp(0.7, 0.5)}) {
+      const Batch lb(cs.dt, logits_for(cs.dt, cs.v, 2.0, r, 500 + n++), quick_mode() ? 64 : 1024);
+      check_distribution(lb, r, row);
+    }
+  // top_p 0.05 over a near-flat row: the set holds ~5 % of the mass, so all four proposals miss ~80 % of
+  // the time and the row's last block draws by the one-block algorithm at the fallback's uniform.
+  const Batch near_flat(DType::f32, logits_for(DType::f32, 1000, 0.3, rp(1.0, 0.05), 600), quick_mode() ? 64 : 1024);
+  check_distribution(near_flat, away_from_edges(near_flat.row, rp(1.0, 0.05)), row);
+  // V = 151936 (19 tiles a row, the last partial): concentrated and flat, f32 and bf16, two top_p, T 1 and 0.5.
+  const int64_t v = 151936, b = quick_mode() ? 8 : 1024;
+  std::mt19937_64 rng(44);
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  std::vector<float> conc(v), flat(v);
+  for (auto& x : conc) x = nd(rng);
+  for (int i = 0; i < 12; ++i) conc[(i * 12347 + 11) % v] = 14.0f - 0.5f * i;
+  std::uniform_real_distribution<float> ud(-0.5f, 0.5f);
+  for (auto& x : flat) x = ud(rng);
+  for (DType dt : {DType::f32, DType::bf16}) {
+    const Batch c(dt, conc, b), f(dt, flat, b);
+    for (const auto& r : {rp(1.0, 0.95), rp(1.0, 0.8), rp(0.5, 0.9)}) {
+      check_distribution(c, away_from_edges(c.row, r), row);
+      check_distribution(f, away_from_edges(f.row, r), row);
+    }
+  }
+  // Small batches: B = 1 and 32.
+  for (int64_t small_b : {int64_t(1), int64_t(32)}) {
+    const Batch c(DType::f32, conc, small_b);
+    check_distribution(c, away_from_edges(c.row, rp(1.0, 0.9)), row);
+  }
+  // Per-row top_p {1, 0.9, 0.5, 0.05} and temperature {0.5, 1, 2, 0}: every draw inside its row's set
+  // (the rows of temperature 0 draw the argmax), every row valid; a NaN row invalid.
+  {
+    const int64_t rows_b = quick_mode() ? 64 : 512, vv = 40000;
+    std::vector<float> l(vv);
+    for (auto& x : l) x = nd(rng);
+    Batch lb(DType::f32, l, rows_b);
+    lb.set(3, 17, std::nanf(""));
+    std::vector<float> ps(rows_b), ts(rows_b);
+    for (int64_t r = 0; r < rows_b; ++r) {
+      ps[r] = r % 4 == 0 ? 1.0f : r % 4 == 1 ? 0.9f : r % 4 == 2 ? 0.5f : 0.05f;
+      ts[r] = r % 5 == 0 ? 0.5f : r % 5 == 1 ? 1.0f : r % 5 == 2 ? 2.0f : r % 5 == 3 ? 0.0f : 1.0f;
+    }
+    DeviceBuffer<float> dp(rows_b), dt(rows_b);
+    DeviceBuffer<int32_t> tok(rows_b);
+    DeviceBuffer<uint8_t> valid(rows_b);
+    dp.upload(ps);
+    dt.upload(ts);
+    SamplingParams p = make_params(lb, tok.get(), ref::SamplingRowParams{});
+    p.top_p.device = dp.get();
+    p.temperature.device = dt.get();
+    p.valid = valid.get();
+    Workspace ws(workspace_bytes(lb));
+    std::vector<ref::FilteredDistribution> refs(20);
+    int64_t outside = 0, invalid = 0;
+    for (int call = 0; call < (quick_mode() ? 2 : 16); ++call) {
+      p.offset = uint64_t(call);
+      REQUIRE(ws.sample(p, nullptr, row).ok());
+      test::device_synchronize();
+      const auto t = tok.download();
+      const auto ok = valid.download();
+      CHECK(t[3] == kSamplingInvalidToken);
+      CHECK(ok[3] == 0);
+      for (int64_t r = 0; r < rows_b; ++r) {
+        if (r == 3) continue;
+        if (ok[r] != 1) ++invalid;
+        auto& d = refs[r % 20];  // (parameters repeat every 20 rows)
+        if (d.tokens.empty()) d = ref::filtered_distribution(lb.row, rp(ts[r], ps[r]));
+        if (d.prob_of(t[r]) == 0.0 && d.top_p_margin > 1e-5) ++outside;
+      }
+    }
+    CHECK(outside == 0);
+    CHECK(invalid == 0);
+  }
+  // Same seed and offset: the same bits; other offsets: independent draws (nearly uniform, V = 1000).
+  std::vector<float> l(1000, 0.0f);
+  l[0] = 0.001f;
+  const Batch lb(DType::f32, l, 1024);
+  DeviceBuffer<int32_t> t0(lb.b), t1(lb.b);
+  Workspace ws(workspace_bytes(lb));
+  auto run = [&](DeviceBuffer<int32_t>& out, uint64_t offset) {
+    SamplingParams p = make_params(lb, out.get(), rp(1.0, 0.6));
+    p.offset = offset;
+    REQUIRE(ws.sample(p, nullptr, row).ok());
+    test::device_synchronize();
+    return out.download();
+  };
+  const auto first = run(t0, 9);
+  CHECK(run(t1, 9) == first);
+  const auto other = run(t1, 10);
+  int same = 0, adjacent = 0;
+  for (int64_t r = 0; r < lb.b; ++r) same += first[r] == other[r];
+  for (int64_t r = 0; r + 1 < lb.b; ++r) adjacent += first[r] == first[r + 1];
+  CHECK(same < 20);  // expected ~1.7: probability 1/600 per row
+  CHECK(adjacent < 20);
+}
+
 TEST_CASE("bf16 rows gathered from the tiles' lists: few candidates ordered by bucket, or the fallback") {
   // V = 248320 at B = 32: the tiles hand over through L2 (no cluster), and at top_k 20 and 50 the row's
   // candidates (8 tiles' lists of a little over k) are more than 128 and at most a block's threads, so the
@@ -617,17 +735,19 @@ TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid ro
       // Modes 0-3: greedy (temperature 0, then top_k 1), automatic row then the split row; mode 4: top_k
       // 20 on the split row (its fast path: threshold, lists, the draw); modes 5-7: modes 2-4 on the
       // stream row, where the shape allows it; modes 0 and 5 (no filter, temperature 1) on the unfiltered
-      // row, where the shape allows it.
-      for (int m = 0; m < 10; ++m) {
+      // row, modes 0 and 6 (top_p 0.9 alone) on the top-p row, where the shape allows them.
+      for (int m = 0; m < 12; ++m) {
         const char* row = m < 2   ? kAutoRow
                           : m < 5 ? split_row(lb)
                           : m < 8 ? stream_row(lb)
-                                  : unfiltered_row(lb);
+                          : m < 10 ? unfiltered_row(lb)
+                                   : top_p_row(lb);
         if (!row && m >= 5) continue;
-        const int mode = m < 5 ? m : m < 8 ? m - 3 : m == 8 ? 0 : 5;
+        const int mode = m < 5 ? m : m < 8 ? m - 3 : m == 8 || m == 10 ? 0 : m == 9 ? 5 : 6;
         ref::SamplingRowParams rp;
         rp.temperature = mode % 2 == 0 && mode < 4 ? 0.0 : 1.0;
         rp.top_k = mode == 4 ? 20 : mode == 1 || mode == 3 ? 1 : 0;
+        rp.top_p = mode == 6 ? 0.9 : 1.0;
         SamplingParams p = make_params(lb, tok.get(), rp);
         p.valid = valid.get();
         tok.fill_bytes(0x7f);
@@ -851,7 +971,7 @@ TEST_CASE("graph capture and replay advance the device offset and match eager ca
   // A row of one tile (B = 64), and bf16 V = 151936 at B = 32: 5 tiles of 64 elements a thread, a cluster
   // a row where the device has clusters (split_clustered), whose first call in a process may be captured.
   // The automatic, split and stream rows (the stream row where the shape allows it), top-k 100 and top-p 0.9,
-  // then per-row top_k; the unfiltered row without a filter.
+  // then per-row top_k; the unfiltered row without a filter; the top-p row with top-p alone.
   ref::SamplingRowParams rp;
   rp.top_k = 100;
   rp.top_p = 0.9;
@@ -862,6 +982,11 @@ TEST_CASE("graph capture and replay advance the device offset and match eager ca
   SUBCASE("V = 151936, B = 32") { check_graph_replay(151936, 32, rp, {kAutoRow, "sampling.split.vec"}, true); }
   SUBCASE("V = 151936, B = 32, no filter: the unfiltered row") {
     check_graph_replay(151936, 32, ref::SamplingRowParams{}, {"sampling.unfiltered.vec"}, false);
+  }
+  SUBCASE("V = 151936, B = 32, top_p 0.9 alone: the top-p row") {
+    ref::SamplingRowParams top_p;
+    top_p.top_p = 0.9;
+    check_graph_replay(151936, 32, top_p, {"sampling.top_p.vec"}, false);
   }
 }
 
@@ -928,6 +1053,18 @@ TEST_CASE("a rejected call writes nothing") {
   test::device_synchronize();
   const auto ut = tok.download();
   CHECK(std::all_of(ut.begin(), ut.end(), [](int32_t x) { return x == -1; }));
+  // The top-p row pinned for a call with top_k or min_p: unsupported, nothing written.
+  for (int filter = 0; filter < 2; ++filter) {
+    p = make_params(lb, tok.get(), rp);
+    p.top_p.value = 0.9f;
+    if (filter == 0) p.top_k.value = 20;
+    else p.min_p.value = 0.1f;
+    tok.fill_bytes(0xFF);
+    CHECK(ws.sample(p, nullptr, "sampling.top_p.vec").code() == StatusCode::unsupported);
+    test::device_synchronize();
+    const auto pt = tok.download();
+    CHECK(std::all_of(pt.begin(), pt.end(), [](int32_t x) { return x == -1; }));
+  }
   p = make_params(lb, tok.get(), rp);
   p.logits.data = static_cast<const char*>(p.logits.data) + 4;
   p.logits.cols = 63;

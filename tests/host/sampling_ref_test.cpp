@@ -269,6 +269,63 @@ TEST_CASE("sampling unfiltered row: only calls whose filters are host values tha
   }
 }
 
+TEST_CASE("sampling top-p row: only calls whose top_k and min_p are host values that keep every token") {
+  const TargetInfo& t = *resolve_target("sm_90").info;
+  const capabilities::SamplingRow* row = nullptr;
+  const char* id = "sampling.top_p.vec";
+  {
+    struct Forced {  // checks the contract whatever the row's evidence
+      const char* id;
+      ~Forced() { Overrides::instance().unforce(id); }
+    } forced{id};
+    Overrides::instance().force(id);
+    SamplingParams p = valid_params();
+    p.top_p.value = 0.9f;
+    REQUIRE(check_sampling_row(p, t, id, &row, true).ok());
+    CHECK(row->kernel == SamplingKernel::top_p_vec);
+    CHECK(row->contract.describe().find("top_p_alone") != std::string::npos);
+    CHECK(check_sampling_row(p, t, id, &row).code() == StatusCode::unsupported);  // no workspace
+    p.top_k.value = 1024;  // top_k >= V is off
+    CHECK(check_sampling_row(p, t, id, &row, true).ok());
+    p.top_p.device = reinterpret_cast<const float*>(logits);  // per-row top_p and temperature are fine
+    p.temperature.device = reinterpret_cast<const float*>(logits);
+    CHECK(check_sampling_row(p, t, id, &row, true).ok());
+    CHECK(check_sampling_row(valid_params(), t, id, &row, true).ok());  // no filter at all: fine too
+    const auto rejects = [&](SamplingParams q) {
+      const Status s = check_sampling_row(q, t, id, &row, true);
+      INFO(s.to_string());
+      CHECK(s.code() == StatusCode::unsupported);
+      CHECK(s.message().find("top-p alone") != std::string::npos);
+    };
+    SamplingParams q = valid_params();
+    q.top_k.value = 1023;
+    rejects(q);
+    q = valid_params();
+    q.min_p.value = 0.01f;
+    rejects(q);
+    q = valid_params();
+    q.top_k.device = reinterpret_cast<const int32_t*>(tokens);  // device arrays may hold filters
+    rejects(q);
+    q = valid_params();
+    q.min_p.device = reinterpret_cast<const float*>(logits);
+    rejects(q);
+  }
+  // Selection with a workspace (the row not forced): the top-p row for top-p alone, at any B; calls without
+  // a filter keep the unfiltered row; calls with top-k skip both.
+  for (int64_t b : {int64_t(1), capabilities::sampling_rows::kStreamBatchMin}) {
+    SamplingParams alone = valid_params(b);
+    alone.top_p.value = 0.95f;
+    REQUIRE(select_sampling(alone, t, &row, nullptr, true).ok());
+    CHECK(std::string(row->id) == id);
+    REQUIRE(select_sampling(valid_params(b), t, &row, nullptr, true).ok());
+    CHECK(std::string(row->id) == "sampling.unfiltered.vec");
+    Explanation why;
+    REQUIRE(select_sampling(filtered_params(b), t, &row, &why, true).ok());
+    CHECK(std::string(row->id) != id);
+    CHECK(why.to_string().find("top-p alone") != std::string::npos);
+  }
+}
+
 // P(Bin(n, p) >= m), summed in logs.
 static double binomial_at_least(int n, double p, int m) {
   double sum = 0.0;

@@ -13,6 +13,7 @@ enum class SamplingKernel : uint8_t {
   split_vec,  // one block per tile of a row, the row's last block draws (workspace), 16-byte loads
   stream_vec,  // one block per row streams its tiles and draws (workspace: rows-finished count), 16-byte loads
   unfiltered_vec,  // rows without filters: one block per tile, the row's last block draws (workspace), 16-byte loads
+  top_p_vec,  // rows whose only filter is top-p: proposals, then a check kernel (workspace), 16-byte loads
 };
 
 // Instruction features a kernel's code uses: none (portable HIP / CUDA only).

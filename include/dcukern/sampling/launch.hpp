@@ -1,6 +1,8 @@
 // Launch of the kernel a sampling row names: block rows one block per row; the stream row one block per
 // row (stream_kernel.hpp, a dependent launch where the device has them); the unfiltered row one block per
-// tile of kUnfilteredItems elements a thread (unfiltered_kernel.hpp, a dependent launch too); split rows
+// tile of kUnfilteredItems elements a thread (unfiltered_kernel.hpp, a dependent launch too); the top-p row
+// the proposals' kernel (unfiltered_kernel.hpp) and the check kernel (top_p_kernel.hpp) over the same
+// tiles, both dependent launches; split rows
 // the threshold kernel (one block per row, of threshold_threads(batch, compute units) threads; not where
 // split_thresholds says no row needs it), then one block per tile of each row (that kernel leaves the
 // workspace's counters zero for the next call; batches of more than kSyncRows rows zero them first), in
@@ -14,7 +16,7 @@
 #include "dcukern/sampling/kernels/split_kernel.hpp"
 #include "dcukern/sampling/kernels/split_threshold.hpp"
 #include "dcukern/sampling/kernels/stream_kernel.hpp"
-#include "dcukern/sampling/kernels/unfiltered_kernel.hpp"
+#include "dcukern/sampling/kernels/top_p_kernel.hpp"
 #include "dcukern/sampling/select.hpp"
 
 namespace dcukern::sampling_detail {
@@ -77,7 +79,17 @@ Status launch_unfiltered(const SamplingArgs& a, const SplitWorkspace& w, int64_t
                              dim3(unsigned(kThreads)), s, a, w);
 }
 
-// The kernels of `kernel` (block, split, stream or unfiltered rows) for the runtime dtype.
+template <DType DT>
+Status launch_top_p(const SamplingArgs& a, const SplitWorkspace& w, int64_t batch, const DeviceContext& ctx,
+                    stream_t s) {
+  const dim3 grid{unsigned(batch * w.tiles)}, block{unsigned(kThreads)};
+  if (Status e = launch_dependent_on(ctx, "sampling launch", sampling_unfiltered_kernel<DT, true>, grid, block, s, a, w);
+      !e.ok())
+    return e;
+  return launch_dependent_on(ctx, "sampling launch", sampling_top_p_kernel<DT>, grid, block, s, a, w);
+}
+
+// The kernels of `kernel` (block, split, stream, unfiltered or top-p rows) for the runtime dtype.
 template <bool kVec>
 Status launch_dtype(SamplingKernel kernel, DType dt, const SamplingArgs& a, const SplitWorkspace* w, int64_t batch,
                     const DeviceContext& ctx, stream_t s) {
@@ -86,6 +98,7 @@ Status launch_dtype(SamplingKernel kernel, DType dt, const SamplingArgs& a, cons
     if constexpr (kVec) {
       if (kernel == SamplingKernel::stream_vec) return launch_stream<DT>(a, *w, batch, ctx, s);
       if (kernel == SamplingKernel::unfiltered_vec) return launch_unfiltered<DT>(a, *w, batch, ctx, s);
+      if (kernel == SamplingKernel::top_p_vec) return launch_top_p<DT>(a, *w, batch, ctx, s);
     }
     return launch_kernels<kVec, DT>(a, w, batch, ctx, s);
   };
@@ -101,7 +114,11 @@ Status launch_dtype(SamplingKernel kernel, DType dt, const SamplingArgs& a, cons
 // Rows that take the caller's workspace (and advance the device offset themselves).
 inline bool uses_workspace(SamplingKernel k) {
   return k == SamplingKernel::split || k == SamplingKernel::split_vec || k == SamplingKernel::stream_vec ||
-         k == SamplingKernel::unfiltered_vec;
+         k == SamplingKernel::unfiltered_vec || k == SamplingKernel::top_p_vec;
+}
+// Rows whose kernels take kUnfilteredItems elements a thread, and no threshold kernel.
+inline bool unfiltered_tiles(SamplingKernel k) {
+  return k == SamplingKernel::unfiltered_vec || k == SamplingKernel::top_p_vec;
 }
 
 // `workspace`: the caller's workspace, at least split_workspace_bytes(batch, V) (split and stream rows only);
@@ -112,12 +129,12 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
   if (uses_workspace(kernel)) {  // the workspace's counters are zero (sampling_workspace_init, then every call)
     w = split_layout(workspace, batch, a.vocab, dt, kernel == SamplingKernel::split_vec, ctx.facts.clusters);
     w.advance = advance;
-    if (kernel == SamplingKernel::unfiltered_vec) {  // its own tiles, inside the regions of 16-item tiles
+    if (unfiltered_tiles(kernel)) {  // their own tiles, inside the regions of 16-item tiles
       w.items = kUnfilteredItems;
       w.tiles = split_tiles(a.vocab, kUnfilteredItems);
     }
-    w.thresholds =  // (the stream and unfiltered kernels take none)
-        kernel != SamplingKernel::stream_vec && kernel != SamplingKernel::unfiltered_vec &&
+    w.thresholds =  // (the stream, unfiltered and top-p kernels take none)
+        kernel != SamplingKernel::stream_vec && !unfiltered_tiles(kernel) &&
         split_thresholds(batch, a.top_k_ptr != nullptr, a.top_k, w.tiles);
     if (batch > kSyncRows)  // other shapes' regions may overlap these counters (workspace.hpp)
       if (Status e = runtime_status(runtime_memset_async(workspace, 0, split_sync_bytes(batch), s), "sampling workspace");
@@ -130,7 +147,8 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
     case SamplingKernel::split: return launch_dtype<false>(kernel, dt, a, &w, batch, ctx, s);
     case SamplingKernel::split_vec:
     case SamplingKernel::stream_vec:
-    case SamplingKernel::unfiltered_vec: return launch_dtype<true>(kernel, dt, a, &w, batch, ctx, s);
+    case SamplingKernel::unfiltered_vec:
+    case SamplingKernel::top_p_vec: return launch_dtype<true>(kernel, dt, a, &w, batch, ctx, s);
   }
   return Status::unsupported("sampling: kernel not compiled into this build");
 }

@@ -60,12 +60,20 @@ struct SamplingCall {
   int align;           // byte alignment of the logits base pointer
   bool has_workspace;  // filled by the entry point: a workspace was given
   bool unfiltered;     // top_k, top_p and min_p are host values that keep every token (sampling_unfiltered)
+  bool top_p_alone;    // top_k and min_p are host values that keep every token; top_p any (sampling_top_p_alone)
 };
 
 // Whether the call's filters are host values that keep every token: top_k 0 or >= V, top_p 1, min_p 0.
 inline bool sampling_unfiltered(const SamplingParams& p) {
   return !p.top_k.device && !p.top_p.device && !p.min_p.device &&
          (p.top_k.value == 0 || int64_t(p.top_k.value) >= p.logits.cols) && p.top_p.value >= 1.0f &&
+         p.min_p.value == 0.0f;
+}
+
+// Whether top-p is the call's only filter (or none is): top_k a host 0 or >= V, min_p a host 0; top_p
+// anything, a host value or per row.
+inline bool sampling_top_p_alone(const SamplingParams& p) {
+  return !p.top_k.device && !p.min_p.device && (p.top_k.value == 0 || int64_t(p.top_k.value) >= p.logits.cols) &&
          p.min_p.value == 0.0f;
 }
 
@@ -113,7 +121,7 @@ inline Status validate_sampling(const SamplingParams& p, SamplingCall* call) {
   if (p.advance_offset && !p.offset_ptr)
     return Status::invalid("sampling: advance_offset needs offset_ptr (a device counter)");
   *call = SamplingCall{l.dtype, l.rows, l.cols, l.row_stride, address_alignment(l.data), false,
-                       sampling_unfiltered(p)};
+                       sampling_unfiltered(p), sampling_top_p_alone(p)};
   return Status::success();
 }
 
@@ -126,11 +134,14 @@ struct SamplingContract {
   int64_t batch_min = 1;         // smaller batches take a row further down (where this one is slower)
   bool needs_workspace = false;  // split rows: per-tile partials go to the caller's workspace
   bool needs_unfiltered = false;  // draws from the whole softmax: no filter (sampling_unfiltered)
+  bool needs_top_p_alone = false;  // draws by rejection against top-p: no other filter (sampling_top_p_alone)
 
   constexpr const char* check(const SamplingCall& c) const {
     if (!dtypes.has(c.dtype)) return "dtype not covered by this row";
     if (needs_unfiltered && !c.unfiltered)
       return "row draws without filters: top_k, top_p and min_p must be off, as host values";
+    if (needs_top_p_alone && !c.top_p_alone)
+      return "row filters by top-p alone: top_k and min_p must be off, as host values";
     if (needs_workspace && !c.has_workspace)
       return "row needs a workspace (sampling_workspace_bytes) and none was given";
     if (c.vocab > vocab_max) return "V above this row's range";
@@ -150,6 +161,7 @@ struct SamplingContract {
     if (vector_bytes > 1) s += " vec" + std::to_string(vector_bytes) + "B";
     if (needs_workspace) s += " workspace";
     if (needs_unfiltered) s += " unfiltered";
+    if (needs_top_p_alone) s += " top_p_alone";
     return s;
   }
 };

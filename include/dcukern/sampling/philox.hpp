@@ -38,11 +38,21 @@ DCUKERN_HD inline Philox4x32 philox4x32_10(Philox4x32 ctr, uint32_t k0, uint32_t
   return ctr;
 }
 
-// The uniform in [0, 1) that row `row` uses for the call at (seed, offset): 24 bits of word 0.
+// The four words of stream `stream` of row `row` for the call at (seed, offset): counter = (offset low,
+// offset high, row, stream).
+DCUKERN_HD inline Philox4x32 sampling_words(uint64_t seed, uint64_t offset, uint32_t row, uint32_t stream = 0) {
+  return philox4x32_10(Philox4x32{{uint32_t(offset), uint32_t(offset >> 32), row, stream}}, uint32_t(seed),
+                       uint32_t(seed >> 32));
+}
+
+// A uniform in [0, 1) from 24 bits of a word.
+DCUKERN_HD inline float uniform_of_word(uint32_t word) { return float(word >> 8) * (1.0f / 16777216.0f); }
+
+// The uniform in [0, 1) that row `row` uses for the call at (seed, offset): 24 bits of word 0 of stream 0.
+// (Rows that draw by rejection, sampling.top_p.vec, take words 1-3 for their further proposals and word 0
+// of stream 1 for their fallback's draw.)
 DCUKERN_HD inline float sampling_uniform(uint64_t seed, uint64_t offset, uint32_t row) {
-  const Philox4x32 r = philox4x32_10(Philox4x32{{uint32_t(offset), uint32_t(offset >> 32), row, 0u}},
-                                     uint32_t(seed), uint32_t(seed >> 32));
-  return float(r.v[0] >> 8) * (1.0f / 16777216.0f);
+  return uniform_of_word(sampling_words(seed, offset, row).v[0]);
 }
 
 }  // namespace dcukern

@@ -108,11 +108,15 @@ __device__ inline int64_t sample_from_candidates(const Loader& L, const RowScale
   return draw_sorted(sc, p, k_on, p_on, tmin, n, n_pre, gap, ck.before_mass - mass_pre, total_mass, u, s);
 }
 
-// The uniform of this row's draw.
-__device__ inline float row_uniform(const SamplingArgs& a, int64_t row) {
+// The row's Philox words of `stream` for this call (sampling_words).
+__device__ inline Philox4x32 row_words(const SamplingArgs& a, int64_t row, uint32_t stream) {
   const uint64_t seed = device_or_host(a.seed_ptr, a.seed, 0);
   const uint64_t offset = device_or_host(a.offset_ptr, a.offset, 0);
-  return sampling_uniform(seed, offset, uint32_t(row));
+  return sampling_words(seed, offset, uint32_t(row), stream);
+}
+// The uniform of this row's draw (sampling_uniform).
+__device__ inline float row_uniform(const SamplingArgs& a, int64_t row) {
+  return uniform_of_word(row_words(a, row, 0).v[0]);
 }
 
 __device__ inline RowScale row_scale(float m, const RowParams& p) { return RowScale{m, fminf(kLog2e / p.temperature, FLT_MAX)}; }
@@ -120,9 +124,11 @@ __device__ inline RowScale row_scale(float m, const RowParams& p) { return RowSc
 // The min-p threshold on t = log2(p / p_max); -inf when min-p is off.
 __device__ inline float row_tmin(const RowParams& p) { return p.min_p > 0.0f ? device_log2(p.min_p) : -INFINITY; }
 
-// One row, one block: the whole algorithm above; writes the token and the validity flag.
-template <class Loader>
-__device__ inline void sample_row(const Loader& L, const SamplingArgs& a, int64_t row, Shared& s) {
+// One row, one block: the whole algorithm above; writes the token and the validity flag. `uniform()`
+// gives the draw's uniform (called once, where a draw needs it).
+template <class Loader, class Uniform>
+__device__ inline void sample_row_with(const Loader& L, const SamplingArgs& a, int64_t row, Uniform uniform,
+                                       Shared& s) {
   const RowParams p = row_params(a, row);
   const RowMax mx = row_max(L, s);
   const float m = key_logit(mx.key);
@@ -134,7 +140,7 @@ __device__ inline void sample_row(const Loader& L, const SamplingArgs& a, int64_
   const bool p_on = p.top_p < 1.0f;
   const bool mp_on = p.min_p > 0.0f;
   const float tmin = row_tmin(p);
-  const float u = row_uniform(a, row);
+  const float u = uniform();
   if (!k_on && !p_on) return write_token(a, row, draw_kept(L, sc, 0, tmin, u, s), true);
 
   build_histogram(L, sc, p_on, s);
@@ -177,6 +183,12 @@ __device__ inline void sample_row(const Loader& L, const SamplingArgs& a, int64_
     cut = c_p.key > cut ? c_p.key : cut;
   }
   write_token(a, row, draw_kept(L, sc, cut, tmin, u, s), true);
+}
+
+// sample_row_with at the row's uniform (row_uniform).
+template <class Loader>
+__device__ inline void sample_row(const Loader& L, const SamplingArgs& a, int64_t row, Shared& s) {
+  sample_row_with(L, a, row, [&] { return row_uniform(a, row); }, s);
 }
 
 template <bool kVec, DType DT>

@@ -15,6 +15,10 @@
 // target, so float rounding between the two levels can never pick outside the row or a zero-mass element.
 // Randomness: the row's uniform (row_uniform), as every row kind. Determinism: fixed-order float sums; no
 // atomics but the ticket. With advance_offset the last row to finish adds 1 to the device offset.
+// kTopP (the first kernel of sampling.top_p.vec, top_p_kernel.hpp): the row's last block draws
+// kTopPProposals tokens that way, one per word of the row's Philox stream 0, and leaves their sort keys in
+// the row's TopPRecord for the check kernel (rows whose top_p is 1, greedy and invalid rows: the token, as
+// above); the check kernel advances the device offset.
 #pragma once
 #include "dcukern/platform/block.hpp"
 #include "dcukern/sampling/kernels/sample_block.hpp"
@@ -35,6 +39,25 @@ struct UnfilteredHeader {
 };
 static_assert(sizeof(UnfilteredHeader) == sizeof(SplitHeader), "the split rows' header region");
 
+// sampling.top_p.vec: proposals a row draws from the whole softmax (the first inside the top-p set is the
+// token): all of them miss with probability (1 - mass of the set)^4 <= (1 - top_p)^4.
+constexpr int kTopPProposals = 4;
+// A top-p row's record, at the start of its region of the workspace's lists (top_p_region): written by
+// the proposals' kernel, read by the check kernel.
+struct TopPRecord {
+  uint64_t top;                           // the row's largest sort key
+  uint64_t proposal[kTopPProposals];      // sort keys of the proposals, in draw order
+  float fallback_u;                       // the uniform of the fallback's draw (stream 1, word 0)
+  uint32_t pending;                       // 1: the check kernel decides the row; 0: the token is written
+};
+constexpr int kTopPRecordWords = 8;       // 64-bit words before the check kernel's tile sums
+static_assert(sizeof(TopPRecord) <= kTopPRecordWords * sizeof(uint64_t), "record size");
+// A row's region of the lists (of split_list_keys(V, kUnfilteredItems) keys, at least kListCap a tile):
+// the record, then kTopPProposals + 1 sums a tile.
+__device__ inline uint64_t* top_p_region(const SplitWorkspace& w, int64_t row, int64_t vocab) {
+  return w.list + row * int64_t(split_list_keys(vocab, kUnfilteredItems));
+}
+
 struct UnfilteredShared {
   union {
     typename BlockReduce<uint64_t, kThreads>::storage_type r64;
@@ -42,9 +65,11 @@ struct UnfilteredShared {
     typename BlockScan<float, kThreads>::storage_type sf;
   } tmp;
   RowParams params;
-  float u;       // the row's uniform
-  float rest;    // the target's part inside the chosen tile
-  uint64_t key;  // a block-wide result, broadcast
+  float u[kTopPProposals];  // the row's uniforms (stream 0's words; u[0] is row_uniform's)
+  float fallback_u;         // kTopP: stream 1's word 0
+  float rest;               // the target's part inside the chosen tile
+  uint64_t key;             // a block-wide result, broadcast
+  uint64_t drawn;           // kTopP: the sort key of the element a draw took
   uint32_t flag;
 };
 
@@ -95,7 +120,7 @@ struct UnfilteredTile {
 // bytes of spill, where the unbounded kernel takes 70-72, one block an SM): a tile is one round of loads,
 // so the loads in flight per SM are the blocks it holds.
 constexpr int kUnfilteredMinBlocks = 2;
-template <DType DT>
+template <DType DT, bool kTopP = false>
 __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredMinBlocks))
     sampling_unfiltered_kernel(SamplingArgs a, SplitWorkspace w) {
   __shared__ UnfilteredShared s;
@@ -103,14 +128,15 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
   const int64_t row = blockIdx.x / tiles;
   const int tile = int(blockIdx.x % tiles);
   const RowLoader<DT, true, kUnfilteredItems> L{row_start<DT>(a, row), a.vocab};
+  using Tile = UnfilteredTile<decltype(L)>;
   const int64_t base = int64_t(tile) * split_tile(kUnfilteredItems);
-  prefetch_tile<DT, kUnfilteredItems>(a, row, base);  // the call's only kernel: the logits' writer may run
+  prefetch_tile<DT, kUnfilteredItems>(a, row, base);  // the call's first kernel: the logits' writer may run
   grid_dependency_wait();
   float x[kUnfilteredItems];
   L.load(base, x);
   begin_dependent_kernel();
   if (threadIdx.x == 0) s.params = row_params(a, row);
-  const UnfilteredTile<decltype(L)> tile_of(L, base);
+  const Tile tile_of(L, base);
   uint32_t best_word = 0;  // order_key of this thread's largest element; 0: none (below every float's key)
   int best_u = 0;          // its item (the first among equal ones: items run in index order)
   bool nan = false;
@@ -123,7 +149,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
   }
   nan = __syncthreads_or(nan);  // (s.params is written before it)
   const RowParams p = s.params;
-  uint64_t best = best_word == 0 ? 0 : sort_key(key_value(best_word), base + UnfilteredTile<decltype(L)>::offset(best_u));
+  uint64_t best = best_word == 0 ? 0 : sort_key(key_value(best_word), base + Tile::offset(best_u));
   best = unfiltered_all_max(best, s);
   const bool draws = !nan && p.ok && p.temperature > 0.0f && key_logit(best) != -INFINITY;
   const float c = fminf(kLog2e / p.temperature, FLT_MAX);
@@ -137,12 +163,19 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
   // The row's last block: merge the tiles' headers, one a thread.
   if (threadIdx.x == 0) w.sync[row].scanned = 0;  // every tile has arrived: zero for the next call
   const int t = int(threadIdx.x);
-  if (t == 0) s.u = row_uniform(a, row);  // (Philox: here, not beside a tile in registers)
+  if (t == 0) {  // (Philox: here, not beside a tile in registers)
+    const Philox4x32 words = row_words(a, row, 0);
+#pragma unroll
+    for (int r = 0; r < kTopPProposals; ++r) s.u[r] = uniform_of_word(words.v[r]);
+    if constexpr (kTopP) s.fallback_u = uniform_of_word(row_words(a, row, 1).v[0]);
+  }
   const uint64_t tile_key = t < tiles ? load_coherent(&header[t].max_key) : 0;
   const float tile_mass = t < tiles ? load_coherent(&header[t].mass) : 0.0f;
   const bool row_nan = __syncthreads_or(t < tiles && load_coherent(&header[t].nan) != 0);
   const uint64_t top = unfiltered_all_max(tile_key, s);
   const float m = key_logit(top);
+  [[maybe_unused]] TopPRecord* record = kTopP ? reinterpret_cast<TopPRecord*>(top_p_region(w, row, a.vocab)) : nullptr;
+  bool pending = false;
   if (row_nan || !p.ok || m == -INFINITY) {
     write_token(a, row, kSamplingInvalidToken, false);
   } else if (p.temperature == 0.0f) {
@@ -151,30 +184,63 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
     const float weight = tile_mass > 0.0f ? tile_mass * device_exp2((key_logit(tile_key) - m) * c) : 0.0f;
     float total;
     const float before = unfiltered_exclusive_sum(weight, total, s);
-    const float target = s.u * total;
-    const bool candidate = weight > 0.0f && before <= target;
-    const int chosen = int(unfiltered_all_max(candidate ? uint64_t(t) + 1 : 0, s)) - 1;  // >= 0: total > 0
-    if (t == chosen) s.rest = target - before;
-    __syncthreads();
-    const float rest = s.rest;
-    const int64_t chosen_base = int64_t(chosen) * split_tile(kUnfilteredItems);
-    L.load(chosen_base, x);
-    const UnfilteredTile<decltype(L)> chosen_tile(L, chosen_base);
-    float run = unfiltered_exclusive_sum(chosen_tile.thread_weight(x, m, c), total, s);
-    uint32_t pick = 0;  // position + 1 (thread, then item order) of the thread's pick
-    int pick_u = 0;
+    // The element the draw at uniform u takes (its index; kTopP: its sort key in s.drawn too): the tile
+    // where the running mass passes u * total, then the element inside it.
+    auto draw = [&](float u) -> int64_t {
+      const float target = u * total;
+      const bool candidate = weight > 0.0f && before <= target;
+      const int chosen = int(unfiltered_all_max(candidate ? uint64_t(t) + 1 : 0, s)) - 1;  // >= 0: total > 0
+      if (t == chosen) s.rest = target - before;
+      __syncthreads();
+      const float rest = s.rest;
+      const int64_t chosen_base = int64_t(chosen) * split_tile(kUnfilteredItems);
+      L.load(chosen_base, x);
+      const Tile chosen_tile(L, chosen_base);
+      float run = unfiltered_exclusive_sum(chosen_tile.thread_weight(x, m, c), total, s);
+      uint32_t pick = 0;  // position + 1 (thread, then item order) of the thread's pick
+      int pick_u = 0;
+      float pick_x = 0.0f;
 #pragma unroll
-    for (int u = 0; u < kUnfilteredItems; ++u) {
-      const float e = chosen_tile.weight(u, x[u], m, c);
-      if (e > 0.0f && run <= rest) pick = uint32_t(t * kUnfilteredItems + u + 1), pick_u = u;
-      run += e;
+      for (int u = 0; u < kUnfilteredItems; ++u) {
+        const float e = chosen_tile.weight(u, x[u], m, c);
+        if (e > 0.0f && run <= rest) pick = uint32_t(t * kUnfilteredItems + u + 1), pick_u = u, pick_x = x[u];
+        run += e;
+      }
+      const uint64_t picked =
+          unfiltered_all_max(pick == 0 ? 0 : uint64_t(pick) << 32 | uint32_t(Tile::offset(pick_u)), s);
+      // No positive weight left in the tile (only where exp2 underflows): the row's largest element.
+      const int64_t index = picked != 0 ? chosen_base + int64_t(uint32_t(picked)) : key_index(top);
+      if constexpr (kTopP) {
+        if (picked == 0 ? t == 0 : pick == uint32_t(picked >> 32))
+          s.drawn = picked == 0 ? top : sort_key(finite_logit(pick_x), index);
+        __syncthreads();
+      }
+      return index;
+    };
+    if constexpr (kTopP) {
+      if (p.top_p >= 1.0f) {  // (a per-row top_p of 1)
+        write_token(a, row, draw(s.u[0]), true);
+      } else {
+        pending = true;
+        for (int r = 0; r < kTopPProposals; ++r) {
+          draw(s.u[r]);
+          if (t == 0) record->proposal[r] = s.drawn;
+          __syncthreads();  // (s.drawn: the next draw writes it)
+        }
+      }
+    } else {
+      write_token(a, row, draw(s.u[0]), true);
     }
-    const uint64_t picked = unfiltered_all_max(
-        pick == 0 ? 0 : uint64_t(pick) << 32 | uint32_t(UnfilteredTile<decltype(L)>::offset(pick_u)), s);
-    // No positive weight left in the tile (only where exp2 underflows): the row's largest element.
-    write_token(a, row, picked != 0 ? chosen_base + int64_t(uint32_t(picked)) : key_index(top), true);
   }
-  row_finished(a, w, s.flag);
+  if constexpr (kTopP) {
+    if (t == 0) {
+      record->top = top;
+      record->fallback_u = s.fallback_u;
+      record->pending = pending ? 1u : 0u;
+    }
+  } else {
+    row_finished(a, w, s.flag);
+  }
 }
 
 }  // namespace dcukern::sampling_detail
