@@ -60,8 +60,11 @@ struct SamplingProblem {
         allowed.push_back(ref::filtered_distribution(rows[b], {temperature[b], top_k[b], top_p[b], min_p[b]}));
         unfiltered.push_back(ref::filtered_distribution(rows[b], {temperature[b], 0, 1.0, 0.0}));
         top_p_alone.push_back(ref::filtered_distribution(rows[b], {temperature[b], 0, top_p[b], 0.0}));
+        // (top-p alone keeps ~9,500 of the 40000 tokens: its boundary token holds ~1e-5 of the mass, so
+        // the margin is smaller; the device's sums are within ~1e-7 of the reference's, as the device
+        // tests' 1e-6 allows)
         clear = clear && allowed.back().top_p_margin > 1e-3 && allowed.back().min_p_margin > 1e-3 &&
-                top_p_alone.back().top_p_margin > 1e-3;
+                top_p_alone.back().top_p_margin > 1e-6;
       }
       if (clear) break;
     }

@@ -83,9 +83,8 @@ template <DType DT>
 Status launch_top_p(const SamplingArgs& a, const SplitWorkspace& w, int64_t batch, const DeviceContext& ctx,
                     stream_t s) {
   const dim3 grid{unsigned(batch * w.tiles)}, block{unsigned(kThreads)};
-  if (Status e = launch_dependent_on(ctx, "sampling launch", sampling_unfiltered_kernel<DT, true>, grid, block, s, a, w);
-      !e.ok())
-    return e;
+  const auto proposals = sampling_unfiltered_kernel<DT, true>;
+  if (Status e = launch_dependent_on(ctx, "sampling launch", proposals, grid, block, s, a, w); !e.ok()) return e;
   return launch_dependent_on(ctx, "sampling launch", sampling_top_p_kernel<DT>, grid, block, s, a, w);
 }
 

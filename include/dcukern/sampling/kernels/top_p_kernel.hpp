@@ -70,14 +70,16 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2))
   if (threadIdx.x == 0) w.sync[row].pad = 0;  // every tile has arrived: zero for the next call
   const int t = int(threadIdx.x);
 #pragma unroll
-  for (int j = 0; j < kTopPSums; ++j) sums[j] = all_sum(t < tiles ? load_coherent(&tile_sums[t * kTopPSums + j]) : 0, s);
+  for (int j = 0; j < kTopPSums; ++j)
+    sums[j] = all_sum(t < tiles ? load_coherent(&tile_sums[t * kTopPSums + j]) : uint64_t(0), s);
   const uint64_t target = top_p_target(p.top_p, sums[kTopPProposals]);
   int64_t token = -1;  // the first proposal inside the set
 #pragma unroll
   for (int r = kTopPProposals - 1; r >= 0; --r)
     if (sums[r] < target) token = key_index(record.proposal[r]);
   if (token >= 0) write_token(a, row, token, true);
-  else sample_row_with(RowLoader<DT, true>{row_start<DT>(a, row), a.vocab}, a, row, [&] { return record.fallback_u; }, s);
+  else  // every proposal missed: the one-block algorithm at the fallback's uniform
+    sample_row_with(RowLoader<DT, true>{row_start<DT>(a, row), a.vocab}, a, row, [&] { return record.fallback_u; }, s);
   row_finished(a, w, flag);
 }
 

@@ -9,10 +9,11 @@
 // item order, the block's in a fixed tree order) and writes both to its header. The row's last block to
 // arrive (ticket) merges the headers: invalid rows (NaN, all -inf, a bad per-row temperature) and greedy
 // rows end there. Otherwise it scales each tile's sum to the row's maximum, picks the tile where the
-// running mass (tile order) passes u * total, reads that tile again and picks the element the same way
-// (thread, then item order; weights exp2((x - m_row) * log2(e) / T)). Both picks follow draw_kept's rule
-// (row_passes.hpp): the last element of positive mass whose running mass before it is at or below the
-// target, so float rounding between the two levels can never pick outside the row or a zero-mass element.
+// running mass (tile order) passes u * total, reads that tile again (unless it is its own) and picks the
+// element the same way (thread, then item order; weights exp2((x - m_row) * log2(e) / T)). Both picks
+// follow draw_kept's rule (row_passes.hpp): the last element of positive mass whose running mass before
+// it is at or below the target, so float rounding between the two levels can never pick outside the row
+// or a zero-mass element.
 // Randomness: the row's uniform (row_uniform), as every row kind. Determinism: fixed-order float sums; no
 // atomics but the ticket. With advance_offset the last row to finish adds 1 to the device offset.
 // kTopP (the first kernel of sampling.top_p.vec, top_p_kernel.hpp): the row's last block draws
@@ -185,7 +186,8 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
     float total;
     const float before = unfiltered_exclusive_sum(weight, total, s);
     // The element the draw at uniform u takes (its index; kTopP: its sort key in s.drawn too): the tile
-    // where the running mass passes u * total, then the element inside it.
+    // where the running mass passes u * total, then the element inside it (read again unless x holds it).
+    int held = tile;  // the tile x holds
     auto draw = [&](float u) -> int64_t {
       const float target = u * total;
       const bool candidate = weight > 0.0f && before <= target;
@@ -194,9 +196,10 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
       __syncthreads();
       const float rest = s.rest;
       const int64_t chosen_base = int64_t(chosen) * split_tile(kUnfilteredItems);
-      L.load(chosen_base, x);
+      if (chosen != held) L.load(chosen_base, x), held = chosen;
       const Tile chosen_tile(L, chosen_base);
-      float run = unfiltered_exclusive_sum(chosen_tile.thread_weight(x, m, c), total, s);
+      float tile_total;  // (not `total`: the row's, which the next draw needs)
+      float run = unfiltered_exclusive_sum(chosen_tile.thread_weight(x, m, c), tile_total, s);
       uint32_t pick = 0;  // position + 1 (thread, then item order) of the thread's pick
       int pick_u = 0;
       float pick_x = 0.0f;
