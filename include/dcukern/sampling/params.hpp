@@ -12,9 +12,10 @@
 // A row holding a NaN, a row whose entries are all -inf, or a row whose device-array parameter is out of
 // range writes token kSamplingInvalidToken (0) and valid[row] = 0; every other row writes valid = 1.
 // +inf logits count as the largest finite float (mass shared equally among them).
-// Random numbers: Philox 4x32-10, key = seed, counter = (offset, row); (seed, offset) as host values or
-// device pointers. With advance_offset, the op adds 1 to *offset_ptr after the draw (on the stream), so
-// that a replayed graph draws new numbers.
+// Random numbers: Philox 4x32-10, key = seed, counter = (offset, row, stream) (philox.hpp: every row kind
+// draws from word 0 of stream 0; the top-p row's proposals take stream 0's other words too, and its
+// fallback stream 1); (seed, offset) as host values or device pointers. With advance_offset, the op adds 1
+// to *offset_ptr after the draw (on the stream), so that a replayed graph draws new numbers.
 #pragma once
 #include <algorithm>
 #include <cmath>
