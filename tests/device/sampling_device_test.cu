@@ -217,6 +217,33 @@ void check_distribution(const Batch& lb, const ref::SamplingRowParams& rp, const
   CHECK(c.statistic < ref::chi_square_bound(c.dof, kZ));
 }
 
+// Same seed and offset give the same bits; other offsets, and other rows of one call, independent draws:
+// `row` at rp over b copies of a nearly uniform row of V = 1000, where two independent draws agree with
+// probability about 1 / (the kept set's size): fewer than 20 of the ~b pairs may agree.
+void check_seed_streams(const char* row, const ref::SamplingRowParams& rp, int64_t b = 1024) {
+  std::vector<float> l(1000, 0.0f);
+  l[0] = 0.001f;  // nearly uniform
+  const Batch lb(DType::f32, l, b);
+  DeviceBuffer<int32_t> t0(b), t1(b);
+  Workspace ws(workspace_bytes(lb));
+  auto run = [&](DeviceBuffer<int32_t>& out, uint64_t offset) {
+    SamplingParams p = make_params(lb, out.get(), rp);
+    p.offset = offset;
+    REQUIRE(ws.sample(p, nullptr, row).ok());
+    test::device_synchronize();
+    return out.download();
+  };
+  INFO(std::string(row));
+  const auto first = run(t0, 9);
+  CHECK(run(t1, 9) == first);
+  const auto other = run(t1, 10);
+  int same = 0, adjacent = 0;
+  for (int64_t r = 0; r < b; ++r) same += first[r] == other[r];
+  for (int64_t r = 0; r + 1 < b; ++r) adjacent += first[r] == first[r + 1];  // rows are streams too
+  CHECK(same < 20);
+  CHECK(adjacent < 20);
+}
+
 // Logits with no filter knife-edge for rp (regenerated from the next seed if one is too close).
 std::vector<float> logits_for(DType dt, int64_t v, double scale, const ref::SamplingRowParams& rp, uint64_t seed) {
   for (;; ++seed) {
@@ -392,27 +419,8 @@ TEST_CASE("rows without a filter (sampling.unfiltered.vec): the whole softmax, t
   infs[5] = infs[4000] = std::numeric_limits<float>::infinity();
   const Batch inf_row(DType::f32, infs, quick_mode() ? 64 : 1024);
   check_distribution(inf_row, rp(1.0, 0), row);
-  // Same seed and offset: the same bits; other offsets: independent draws (nearly uniform, V = 1000).
-  std::vector<float> l(1000, 0.0f);
-  l[0] = 0.001f;
-  const Batch lb(DType::f32, l, 1024);
-  DeviceBuffer<int32_t> t0(lb.b), t1(lb.b);
-  Workspace ws(workspace_bytes(lb));
-  auto run = [&](DeviceBuffer<int32_t>& out, uint64_t offset) {
-    SamplingParams p = make_params(lb, out.get(), rp(1.0, 0));
-    p.offset = offset;
-    REQUIRE(ws.sample(p, nullptr, row).ok());
-    test::device_synchronize();
-    return out.download();
-  };
-  const auto first = run(t0, 9);
-  CHECK(run(t1, 9) == first);
-  const auto other = run(t1, 10);
-  int same = 0, adjacent = 0;
-  for (int64_t r = 0; r < lb.b; ++r) same += first[r] == other[r];
-  for (int64_t r = 0; r + 1 < lb.b; ++r) adjacent += first[r] == first[r + 1];
-  CHECK(same < 20);  // expected ~1: probability 1/1000 per row
-  CHECK(adjacent < 20);
+  // Same seed and offset: the same bits; other offsets: independent draws.
+  check_seed_streams(row, rp(1.0, 0));
 }
 
 TEST_CASE("rows whose only filter is top-p (sampling.top_p.vec): proposals, their check, the fallback") {
@@ -503,27 +511,8 @@ TEST_CASE("rows whose only filter is top-p (sampling.top_p.vec): proposals, thei
     CHECK(outside == 0);
     CHECK(invalid == 0);
   }
-  // Same seed and offset: the same bits; other offsets: independent draws (nearly uniform, V = 1000).
-  std::vector<float> l(1000, 0.0f);
-  l[0] = 0.001f;
-  const Batch lb(DType::f32, l, 1024);
-  DeviceBuffer<int32_t> t0(lb.b), t1(lb.b);
-  Workspace ws(workspace_bytes(lb));
-  auto run = [&](DeviceBuffer<int32_t>& out, uint64_t offset) {
-    SamplingParams p = make_params(lb, out.get(), rp(1.0, 0.6));
-    p.offset = offset;
-    REQUIRE(ws.sample(p, nullptr, row).ok());
-    test::device_synchronize();
-    return out.download();
-  };
-  const auto first = run(t0, 9);
-  CHECK(run(t1, 9) == first);
-  const auto other = run(t1, 10);
-  int same = 0, adjacent = 0;
-  for (int64_t r = 0; r < lb.b; ++r) same += first[r] == other[r];
-  for (int64_t r = 0; r + 1 < lb.b; ++r) adjacent += first[r] == first[r + 1];
-  CHECK(same < 20);  // expected ~1.7: probability 1/600 per row
-  CHECK(adjacent < 20);
+  // Same seed and offset: the same bits; other offsets: independent draws.
+  check_seed_streams(row, rp(1.0, 0.6));
 }
 
 TEST_CASE("bf16 rows gathered from the tiles' lists: few candidates ordered by bucket, or the fallback") {
@@ -884,36 +873,12 @@ TEST_CASE("k > V, odd V up to 262144, B = 1024, -inf entries, per-row device par
 }
 
 TEST_CASE("same seed and offset give the same bits; other offsets give independent streams") {
-  const int64_t v = 1000, b = quick_mode() ? 256 : 1024;
   ref::SamplingRowParams rp;
   rp.top_k = 500;
   rp.top_p = 0.99;
-  std::vector<float> l(v, 0.0f);
-  l[0] = 0.001f;  // nearly uniform
-  const Batch lb(DType::f32, l, b);
-  DeviceBuffer<int32_t> a(b), c(b);
-  Workspace ws(workspace_bytes(lb));
-  auto run = [&](DeviceBuffer<int32_t>& out, uint64_t offset, const char* row) {
-    SamplingParams p = make_params(lb, out.get(), rp);
-    p.offset = offset;
-    REQUIRE(ws.sample(p, nullptr, row).ok());
-    test::device_synchronize();
-    return out.download();
-  };
   for (const char* row :
-       {"sampling.block", "sampling.block.vec", "sampling.split", "sampling.split.vec", "sampling.stream.vec"}) {
-    INFO(row);
-    const auto t0 = run(a, 9, row);
-    CHECK(run(c, 9, row) == t0);
-    const auto t1 = run(c, 10, row);
-    int same = 0;
-    for (int64_t r = 0; r < b; ++r) same += t0[r] == t1[r];
-    CHECK(same < 20);  // expected ~2 (quick: ~0.5): probability 1/500 per row
-    // Rows are streams too: row r and row r + 1 of one call are unrelated.
-    int adjacent = 0;
-    for (int64_t r = 0; r + 1 < b; ++r) adjacent += t0[r] == t0[r + 1];
-    CHECK(adjacent < 20);
-  }
+       {"sampling.block", "sampling.block.vec", "sampling.split", "sampling.split.vec", "sampling.stream.vec"})
+    check_seed_streams(row, rp, quick_mode() ? 256 : 1024);
 }
 
 // One shape's graph test (below): `rows` in turn (nullptr: automatic selection), each with the call's

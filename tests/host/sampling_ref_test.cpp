@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -216,49 +217,53 @@ TEST_CASE("sampling split rows: chosen when a workspace is given; without one a 
       if (&a != &b) CHECK(std::string(b.kernel_symbol).find(a.kernel_symbol) == std::string::npos);
 }
 
+// A row forced while in scope: its contract is checked whatever its evidence.
+struct ForcedRow {
+  const char* id;
+  explicit ForcedRow(const char* row) : id(row) { Overrides::instance().force(id); }
+  ~ForcedRow() { Overrides::instance().unforce(id); }
+};
+
+// Calls (each a change to valid_params()) that the row `id` turns down as unsupported, saying `why`.
+using ParamsChange = void (*)(SamplingParams&);
+void check_rejects(const char* id, const char* why, std::initializer_list<ParamsChange> changes) {
+  const TargetInfo& t = *resolve_target("sm_90").info;
+  const capabilities::SamplingRow* row = nullptr;
+  for (const ParamsChange change : changes) {
+    SamplingParams q = valid_params();
+    change(q);
+    const Status s = check_sampling_row(q, t, id, &row, true);
+    INFO(s.to_string());
+    CHECK(s.code() == StatusCode::unsupported);
+    CHECK(s.message().find(why) != std::string::npos);
+  }
+}
+
 TEST_CASE("sampling unfiltered row: only calls whose filters are host values that keep every token") {
   const TargetInfo& t = *resolve_target("sm_90").info;
   const capabilities::SamplingRow* row = nullptr;
   const char* id = "sampling.unfiltered.vec";
-  struct Forced {  // checks the contract whatever the row's evidence
-    const char* id;
-    ~Forced() { Overrides::instance().unforce(id); }
-  } forced{id};
-  Overrides::instance().force(id);
-  SamplingParams p = valid_params();
-  REQUIRE(check_sampling_row(p, t, id, &row, true).ok());
-  CHECK(row->kernel == SamplingKernel::unfiltered_vec);
-  CHECK(row->contract.describe().find("unfiltered") != std::string::npos);
-  CHECK(check_sampling_row(p, t, id, &row).code() == StatusCode::unsupported);  // no workspace
-  p.top_k.value = 1024;  // top_k >= V is off
-  CHECK(check_sampling_row(p, t, id, &row, true).ok());
-  p.temperature.device = reinterpret_cast<const float*>(logits);  // per-row temperatures are fine
-  CHECK(check_sampling_row(p, t, id, &row, true).ok());
-  const auto rejects = [&](SamplingParams q) {
-    const Status s = check_sampling_row(q, t, id, &row, true);
-    INFO(s.to_string());
-    CHECK(s.code() == StatusCode::unsupported);
-    CHECK(s.message().find("without filters") != std::string::npos);
-  };
-  SamplingParams q = valid_params();
-  q.top_k.value = 1023;
-  rejects(q);
-  q = valid_params();
-  q.top_p.value = 0.99f;
-  rejects(q);
-  q = valid_params();
-  q.min_p.value = 0.01f;
-  rejects(q);
-  q = valid_params();
-  q.top_k.device = reinterpret_cast<const int32_t*>(tokens);  // device arrays may hold filters
-  rejects(q);
-  q = valid_params();
-  q.top_p.device = reinterpret_cast<const float*>(logits);
-  rejects(q);
-  q = valid_params();
-  q.min_p.device = reinterpret_cast<const float*>(logits);
-  rejects(q);
-  // Selection with a workspace: the unfiltered row for calls without a filter, at any B; others skip it.
+  {
+    const ForcedRow forced(id);
+    SamplingParams p = valid_params();
+    REQUIRE(check_sampling_row(p, t, id, &row, true).ok());
+    CHECK(row->kernel == SamplingKernel::unfiltered_vec);
+    CHECK(row->contract.describe().find("unfiltered") != std::string::npos);
+    CHECK(check_sampling_row(p, t, id, &row).code() == StatusCode::unsupported);  // no workspace
+    p.top_k.value = 1024;  // top_k >= V is off
+    CHECK(check_sampling_row(p, t, id, &row, true).ok());
+    p.temperature.device = reinterpret_cast<const float*>(logits);  // per-row temperatures are fine
+    CHECK(check_sampling_row(p, t, id, &row, true).ok());
+    check_rejects(id, "without filters",
+                  {[](SamplingParams& q) { q.top_k.value = 1023; }, [](SamplingParams& q) { q.top_p.value = 0.99f; },
+                   [](SamplingParams& q) { q.min_p.value = 0.01f; },
+                   // device arrays may hold filters
+                   [](SamplingParams& q) { q.top_k.device = reinterpret_cast<const int32_t*>(tokens); },
+                   [](SamplingParams& q) { q.top_p.device = reinterpret_cast<const float*>(logits); },
+                   [](SamplingParams& q) { q.min_p.device = reinterpret_cast<const float*>(logits); }});
+  }
+  // Selection with a workspace (the row not forced): the unfiltered row for calls without a filter, at
+  // any B; others skip it.
   for (int64_t b : {int64_t(1), capabilities::sampling_rows::kStreamBatchMin}) {
     REQUIRE(select_sampling(valid_params(b), t, &row, nullptr, true).ok());
     CHECK(std::string(row->id) == id);
@@ -274,11 +279,7 @@ TEST_CASE("sampling top-p row: only calls whose top_k and min_p are host values 
   const capabilities::SamplingRow* row = nullptr;
   const char* id = "sampling.top_p.vec";
   {
-    struct Forced {  // checks the contract whatever the row's evidence
-      const char* id;
-      ~Forced() { Overrides::instance().unforce(id); }
-    } forced{id};
-    Overrides::instance().force(id);
+    const ForcedRow forced(id);
     SamplingParams p = valid_params();
     p.top_p.value = 0.9f;
     REQUIRE(check_sampling_row(p, t, id, &row, true).ok());
@@ -291,24 +292,11 @@ TEST_CASE("sampling top-p row: only calls whose top_k and min_p are host values 
     p.temperature.device = reinterpret_cast<const float*>(logits);
     CHECK(check_sampling_row(p, t, id, &row, true).ok());
     CHECK(check_sampling_row(valid_params(), t, id, &row, true).ok());  // no filter at all: fine too
-    const auto rejects = [&](SamplingParams q) {
-      const Status s = check_sampling_row(q, t, id, &row, true);
-      INFO(s.to_string());
-      CHECK(s.code() == StatusCode::unsupported);
-      CHECK(s.message().find("top-p alone") != std::string::npos);
-    };
-    SamplingParams q = valid_params();
-    q.top_k.value = 1023;
-    rejects(q);
-    q = valid_params();
-    q.min_p.value = 0.01f;
-    rejects(q);
-    q = valid_params();
-    q.top_k.device = reinterpret_cast<const int32_t*>(tokens);  // device arrays may hold filters
-    rejects(q);
-    q = valid_params();
-    q.min_p.device = reinterpret_cast<const float*>(logits);
-    rejects(q);
+    check_rejects(id, "top-p alone",
+                  {[](SamplingParams& q) { q.top_k.value = 1023; }, [](SamplingParams& q) { q.min_p.value = 0.01f; },
+                   // device arrays may hold filters
+                   [](SamplingParams& q) { q.top_k.device = reinterpret_cast<const int32_t*>(tokens); },
+                   [](SamplingParams& q) { q.min_p.device = reinterpret_cast<const float*>(logits); }});
   }
   // Selection with a workspace (the row not forced): the top-p row for top-p alone, at any B; calls without
   // a filter keep the unfiltered row; calls with top-k skip both.
