@@ -346,7 +346,7 @@ TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with t
        {"attention.split_kv", "attention.grouped_split", "attention.mma_split", "attention.mma_split.smem_pipeline"})
     for (size_t i = 0; i < plans.size() && built(id); ++i) {
       if (quick_mode() && plans[i].fixed_chunk_size == 1) continue;
-      INFO(id << " plan " << i << " fixed " << plans[i].fixed_chunk_size);
+      INFO(std::string(id) << " plan " << i << " fixed " << plans[i].fixed_chunk_size);
       pr.poison();
       REQUIRE(run(pr, id, plans[i]).ok());
       check_against_reference(pr, std::string(id) + " split plan " + std::to_string(i));
@@ -438,7 +438,7 @@ TEST_CASE("attention: graph capture and replay give the bits of eager runs") {
   DeviceProblem pr(c, rng);
   for (const char* id : kRows) {
     if (!built(id)) continue;
-    INFO(id);
+    INFO(std::string(id));
     ForceRow force(id);
     const AttentionParams p = pr.params();
     const size_t bytes = needs_workspace(id) ? attention_workspace_bytes(p) : 0;
@@ -519,7 +519,7 @@ TEST_CASE("attention: a rejected call writes nothing; an unforced call takes the
   const auto lse0 = pr.lse.download();
   for (const char* id : {"attention.split_kv", "attention.grouped_split", "attention.mma_split"}) {
     if (!built(id)) continue;
-    INFO(id);
+    INFO(std::string(id));
     ForceRow force(id);
     AttentionParams bad = pr.params();
     bad.head_dim = 300;

@@ -649,7 +649,7 @@ TEST_CASE("conv1d: graph replay gives the bits of eager runs; a rejected call wr
   for (DType sdt : {DType::bf16, DType::f32}) {
     for (const char* id : runnable_rows<Conv1dOp>()) {
       ConvProblem pg(DType::bf16, sdt, 4096, 4, true, true, false, rng);
-      INFO(std::string(id) << " state " << dtype_name(sdt));
+      INFO(std::string(id) << " state " << std::string(dtype_name(sdt)));
       ForceExperimental<Conv1dOp> force(id);
       const capabilities::Conv1dRow* row = nullptr;
       if (!check_conv1d_row(pg.params(true), device_target(), id, &row).ok()) continue;  // outside its contract

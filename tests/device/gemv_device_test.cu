@@ -167,8 +167,10 @@ void check_problem(Problem& pr, Layout layout, std::mt19937_64& rng, int* runs) 
         const GemvParams p = pr.params(n, with_bias);
         const capabilities::GemvRow* row = nullptr;
         if (id && !check_gemv_row(p, device_target(), id, &row).ok()) continue;  // outside its contract
-        INFO(dtype_name(pr.dt) << " M=" << pr.m << " K=" << pr.k << " N=" << n << " bias=" << with_bias << " "
-                               << layout_name(layout) << " row=" << (id ? id : "auto"));
+        // (std::string: doctest prints a bare const char* as a pointer)
+        INFO(std::string(dtype_name(pr.dt)) << " M=" << pr.m << " K=" << pr.k << " N=" << n << " bias=" << with_bias
+                                            << " " << std::string(layout_name(layout))
+                                            << " row=" << std::string(id ? id : "auto"));
         pr.dy.fill_bytes(test::kPoisonByte);
         Explanation why;
         const Status s = gemv(p, nullptr, GemvOptions{id, id ? nullptr : &why});
@@ -292,7 +294,7 @@ TEST_CASE("graph capture and replay give the bits of eager runs") {
         const GemvParams p = pr.params(n, true);
         const capabilities::GemvRow* row = nullptr;
         if (!check_gemv_row(p, device_target(), id, &row).ok()) continue;
-        INFO(dtype_name(dt) << " row=" << id << " N=" << n);
+        INFO(std::string(dtype_name(dt)) << " row=" << std::string(id) << " N=" << n);
         pr.dy.fill_bytes(test::kPoisonByte);
         REQUIRE(gemv(p, nullptr, GemvOptions{id}).ok());
         test::device_synchronize();

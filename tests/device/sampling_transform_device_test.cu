@@ -139,7 +139,9 @@ void check(RowTransform t, const Rows& in, const RowParams& rp, DType out_dt, co
       else if (std::isfinite(w) && std::fabs(g - w) > 1e-4 * std::fabs(w) + 1e-12) ++mismatches;
     }
   }
-  INFO(row_transform_name(t) << " " << dtype_name(in.dt) << " V=" << in.v << " row=" << row << " skipped=" << skipped);
+  // (std::string: doctest prints a bare const char* as a pointer)
+  INFO(std::string(row_transform_name(t)) << " " << std::string(dtype_name(in.dt)) << " V=" << in.v
+                                          << " row=" << std::string(row ? row : "auto") << " skipped=" << skipped);
   CHECK(set_errors == 0);
   CHECK(mismatches == 0);
 }
@@ -208,7 +210,7 @@ TEST_CASE("row transforms: invalid rows are flagged and filled") {
     std::vector<std::vector<double>> out;
     std::vector<uint8_t> valid;
     run(t, on_probs ? pr : l, rp, DType::f32, "sampling.transform.block", &out, &valid);
-    INFO(row_transform_name(t));
+    INFO(std::string(row_transform_name(t)));
     CHECK(valid[0] == 1);
     const double fill = t == RowTransform::top_k_mask_logits ? -inf : 0.0;
     for (int r : {1, 2}) {
