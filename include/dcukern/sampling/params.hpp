@@ -64,18 +64,16 @@ struct SamplingCall {
   bool top_p_alone;    // top_k and min_p are host values that keep every token; top_p any (sampling_top_p_alone)
 };
 
-// Whether the call's filters are host values that keep every token: top_k 0 or >= V, top_p 1, min_p 0.
-inline bool sampling_unfiltered(const SamplingParams& p) {
-  return !p.top_k.device && !p.top_p.device && !p.min_p.device &&
-         (p.top_k.value == 0 || int64_t(p.top_k.value) >= p.logits.cols) && p.top_p.value >= 1.0f &&
-         p.min_p.value == 0.0f;
-}
-
 // Whether top-p is the call's only filter (or none is): top_k a host 0 or >= V, min_p a host 0; top_p
 // anything, a host value or per row.
 inline bool sampling_top_p_alone(const SamplingParams& p) {
   return !p.top_k.device && !p.min_p.device && (p.top_k.value == 0 || int64_t(p.top_k.value) >= p.logits.cols) &&
          p.min_p.value == 0.0f;
+}
+
+// Whether the call's filters are host values that keep every token: top_k 0 or >= V, top_p 1, min_p 0.
+inline bool sampling_unfiltered(const SamplingParams& p) {
+  return sampling_top_p_alone(p) && !p.top_p.device && p.top_p.value >= 1.0f;
 }
 
 // Per-row parameter checks shared by host validation and (for device arrays) the kernel.
