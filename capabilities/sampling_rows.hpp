@@ -48,7 +48,7 @@ constexpr const char* kUnfilteredEvidence =
     "capabilities/evidence/sampling-sm_90-unfiltered-53c09a7.json; AMD: compile only";
 constexpr SamplingContract unfiltered() {
   SamplingContract c = split(vectorised());
-  c.needs_unfiltered = true;
+  c.filters = 0;
   return c;
 }
 // Rows whose only filter is top-p (top_k and min_p off, as engines that expose top_p alone send):
@@ -60,7 +60,7 @@ constexpr const char* kTopPEvidence =
     "AMD: compile only";
 constexpr SamplingContract top_p_alone() {
   SamplingContract c = split(vectorised());
-  c.needs_top_p_alone = true;
+  c.filters = kFilterTopP;
   return c;
 }
 constexpr SamplingContract streamed() {

@@ -1,8 +1,8 @@
 // dcukern-audit's smoke runs for sampling: every sampling row enabled on this device draws 100 times (offsets
 // 0..99) from bf16 logits [4, 40000] with per-row device parameters: a greedy row, top-k 20 + top-p 0.9,
 // temperature 0.7 + min-p 0.1, and a row of -inf (a row whose contract starts at a larger batch takes
-// that many rows, the four repeated; a row for calls without filters, sampling.unfiltered.vec, takes the
-// same temperatures with no filter, and the top-p row, sampling.top_p.vec, the same with top-p alone);
+// that many rows, the four repeated; a row that applies only some filters, as sampling.unfiltered.vec or
+// sampling.top_p.vec, takes the same parameters with the others off);
 // every token must lie in the host reference's filtered set (the
 // greedy one the argmax), the -inf row flagged invalid with token 0. Every row-transform row then
 // computes softmax with temperature 0.8 of the same logits, within 1e-4 relative of the reference. These
@@ -35,9 +35,18 @@ struct SamplingProblem {
   std::vector<std::vector<float>> rows;    // the B distinct rows, in float
   std::vector<float> temperature{0.f, 1.f, 0.7f, 1.f}, top_p{1.f, 0.9f, 1.f, 1.f}, min_p{0.f, 0.f, 0.1f, 0.f};
   std::vector<int32_t> top_k{0, 20, 0, 0};
-  std::vector<ref::FilteredDistribution> allowed;
-  std::vector<ref::FilteredDistribution> unfiltered;  // the same temperatures, no filter
-  std::vector<ref::FilteredDistribution> top_p_alone;  // the same temperatures and top_p, no other filter
+
+  // Row b's parameters with the filters outside `filters` (SamplingFilter bits) off.
+  ref::SamplingRowParams params_of(int b, uint8_t filters) const {
+    return {temperature[b], filters & kFilterTopK ? top_k[b] : 0, filters & kFilterTopP ? top_p[b] : 1.0,
+            filters & kFilterMinP ? min_p[b] : 0.0};
+  }
+  // The sets the B rows draw from with only `filters` on.
+  std::vector<ref::FilteredDistribution> allowed(uint8_t filters) const {
+    std::vector<ref::FilteredDistribution> d;
+    for (int b = 0; b < B; ++b) d.push_back(ref::filtered_distribution(rows[b], params_of(b, filters)));
+    return d;
+  }
 
   // Logits N(0, 2) (the last row -inf), from the first seed whose top-p and min-p boundaries lie clear
   // of a knife edge (float rounding on the device could then decide either way).
@@ -47,9 +56,6 @@ struct SamplingProblem {
       std::normal_distribution<float> n(0.f, 2.f);
       logits.assign(B * V, 0);
       rows.assign(B, std::vector<float>(V));
-      allowed.clear();
-      unfiltered.clear();
-      top_p_alone.clear();
       bool clear = true;
       for (int b = 0; b < B; ++b) {
         for (int64_t i = 0; i < V; ++i) {
@@ -57,14 +63,12 @@ struct SamplingProblem {
           logits[b * V + i] = ref::from_float(DType::bf16, x);
           rows[b][i] = ref::to_float(DType::bf16, logits[b * V + i]);
         }
-        allowed.push_back(ref::filtered_distribution(rows[b], {temperature[b], top_k[b], top_p[b], min_p[b]}));
-        unfiltered.push_back(ref::filtered_distribution(rows[b], {temperature[b], 0, 1.0, 0.0}));
-        top_p_alone.push_back(ref::filtered_distribution(rows[b], {temperature[b], 0, top_p[b], 0.0}));
+        const auto all = ref::filtered_distribution(rows[b], params_of(b, kFiltersAll));
         // (top-p alone keeps ~9,500 of the 40000 tokens: its boundary token holds ~1e-5 of the mass, so
         // the margin is smaller; the device's sums are within ~1e-7 of the reference's, as the device
-        // tests' 1e-6 allows)
-        clear = clear && allowed.back().top_p_margin > 1e-3 && allowed.back().min_p_margin > 1e-3 &&
-                top_p_alone.back().top_p_margin > 1e-6;
+        // tests' 1e-6 allows. Min-p alone judges the same tokens as all filters: row 2 has no other.)
+        clear = clear && all.top_p_margin > 1e-3 && all.min_p_margin > 1e-3 &&
+                ref::filtered_distribution(rows[b], params_of(b, kFilterTopP)).top_p_margin > 1e-6;
       }
       if (clear) break;
     }
@@ -104,14 +108,11 @@ inline int sampling_smoke(const TargetInfo& target) {
     p.tokens = {dtok.ptr, DType::i32, n};
     p.valid = static_cast<uint8_t*>(dvalid.ptr);
     p.temperature.device = static_cast<const float*>(dt.ptr);
-    const bool unfiltered = row.contract.needs_unfiltered, top_p_alone = row.contract.needs_top_p_alone;
-    if (!unfiltered) p.top_p.device = static_cast<const float*>(dp.ptr);
-    if (!unfiltered && !top_p_alone) {
-      p.top_k.device = static_cast<const int32_t*>(dk.ptr);
-      p.min_p.device = static_cast<const float*>(dm.ptr);
-    }
-    const std::vector<ref::FilteredDistribution>& allowed =
-        unfiltered ? pr.unfiltered : top_p_alone ? pr.top_p_alone : pr.allowed;
+    const uint8_t filters = row.contract.filters;  // per-row arrays for the filters the row applies
+    if (filters & kFilterTopK) p.top_k.device = static_cast<const int32_t*>(dk.ptr);
+    if (filters & kFilterTopP) p.top_p.device = static_cast<const float*>(dp.ptr);
+    if (filters & kFilterMinP) p.min_p.device = static_cast<const float*>(dm.ptr);
+    const std::vector<ref::FilteredDistribution> allowed = pr.allowed(filters);
     p.seed = 1234;
     const size_t bytes = row.contract.needs_workspace ? sampling_workspace_bytes(p) : 0;
     DeviceCopy ws(std::vector<uint8_t>(std::max<size_t>(bytes, 1), 0));  // zeroed once, as the API asks
@@ -131,11 +132,9 @@ inline int sampling_smoke(const TargetInfo& target) {
     }
     const bool ok = s.ok() && outside == 0;
     failures += !ok;
-    const char* filters = unfiltered    ? "T 1, T 0.7, no filter"
-                          : top_p_alone ? "top-p 0.9, T 0.7, no other filter"
-                                        : "top-k 20 + top-p 0.9, T 0.7 + min-p 0.1";
-    std::printf("| %s | bf16 B=%d V=%lld: greedy, %s, all -inf; %d draws | %d of %d | %s |\n", row.id, n,
-                static_cast<long long>(V), filters, kDraws, outside, kDraws * n,
+    std::printf("| %s | bf16 B=%d V=%lld: greedy, T 1 / 0.7 with filters %s (top-k 20 + top-p 0.9, min-p 0.1), "
+                "all -inf; %d draws | %d of %d | %s |\n", row.id, n, static_cast<long long>(V),
+                SamplingContract::filter_list(filters).c_str(), kDraws, outside, kDraws * n,
                 ok ? "pass" : (s.ok() ? "FAIL" : s.to_string().c_str()));
   }
   for (const auto& row : TransformOp::rows()) {

@@ -248,7 +248,7 @@ TEST_CASE("sampling unfiltered row: only calls whose filters are host values tha
     SamplingParams p = valid_params();
     REQUIRE(check_sampling_row(p, t, id, &row, true).ok());
     CHECK(row->kernel == SamplingKernel::unfiltered_vec);
-    CHECK(row->contract.describe().find("unfiltered") != std::string::npos);
+    CHECK(row->contract.describe().find("filters:none") != std::string::npos);
     CHECK(check_sampling_row(p, t, id, &row).code() == StatusCode::unsupported);  // no workspace
     p.top_k.value = 1024;  // top_k >= V is off
     CHECK(check_sampling_row(p, t, id, &row, true).ok());
@@ -284,7 +284,7 @@ TEST_CASE("sampling top-p row: only calls whose top_k and min_p are host values 
     p.top_p.value = 0.9f;
     REQUIRE(check_sampling_row(p, t, id, &row, true).ok());
     CHECK(row->kernel == SamplingKernel::top_p_vec);
-    CHECK(row->contract.describe().find("top_p_alone") != std::string::npos);
+    CHECK(row->contract.describe().find("filters:top_p") != std::string::npos);
     CHECK(check_sampling_row(p, t, id, &row).code() == StatusCode::unsupported);  // no workspace
     p.top_k.value = 1024;  // top_k >= V is off
     CHECK(check_sampling_row(p, t, id, &row, true).ok());

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "dcukern/core/status.hpp"
 #include "dcukern/core/tensor.hpp"
@@ -54,27 +55,32 @@ struct SamplingParams {
   bool advance_offset = false;         // *offset_ptr += 1 after the draw (needs offset_ptr)
 };
 
+// The filters of sampling: a bit each, in a mask (SamplingCall::filters, SamplingContract::filters).
+enum SamplingFilter : uint8_t {
+  kFilterTopK = 1,
+  kFilterTopP = 2,
+  kFilterMinP = 4,
+  kFiltersAll = kFilterTopK | kFilterTopP | kFilterMinP,
+};
+
+// The filters that may remove a token from some row of the call: each one whose value is a device array,
+// or a host value that filters (top_k in 1..V-1, top_p < 1, min_p > 0).
+inline uint8_t sampling_filters(const SamplingParams& p) {
+  uint8_t f = 0;
+  if (p.top_k.device || (p.top_k.value != 0 && int64_t(p.top_k.value) < p.logits.cols)) f |= kFilterTopK;
+  if (p.top_p.device || p.top_p.value < 1.0f) f |= kFilterTopP;
+  if (p.min_p.device || p.min_p.value != 0.0f) f |= kFilterMinP;
+  return f;
+}
+
 // The facts of one call that contracts look at.
 struct SamplingCall {
   DType dtype;
   int64_t batch, vocab, row_stride;
   int align;           // byte alignment of the logits base pointer
   bool has_workspace;  // filled by the entry point: a workspace was given
-  bool unfiltered;     // top_k, top_p and min_p are host values that keep every token (sampling_unfiltered)
-  bool top_p_alone;    // top_k and min_p are host values that keep every token; top_p any (sampling_top_p_alone)
+  uint8_t filters;     // SamplingFilter bits that may be on (sampling_filters; row transforms: kFiltersAll)
 };
-
-// Whether top-p is the call's only filter (or none is): top_k a host 0 or >= V, min_p a host 0; top_p
-// anything, a host value or per row.
-inline bool sampling_top_p_alone(const SamplingParams& p) {
-  return !p.top_k.device && !p.min_p.device && (p.top_k.value == 0 || int64_t(p.top_k.value) >= p.logits.cols) &&
-         p.min_p.value == 0.0f;
-}
-
-// Whether the call's filters are host values that keep every token: top_k 0 or >= V, top_p 1, min_p 0.
-inline bool sampling_unfiltered(const SamplingParams& p) {
-  return sampling_top_p_alone(p) && !p.top_p.device && p.top_p.value >= 1.0f;
-}
 
 // Per-row parameter checks shared by host validation and (for device arrays) the kernel.
 struct SamplingRowRule {
@@ -120,7 +126,7 @@ inline Status validate_sampling(const SamplingParams& p, SamplingCall* call) {
   if (p.advance_offset && !p.offset_ptr)
     return Status::invalid("sampling: advance_offset needs offset_ptr (a device counter)");
   *call = SamplingCall{l.dtype, l.rows, l.cols, l.row_stride, address_alignment(l.data), false,
-                       sampling_unfiltered(p), sampling_top_p_alone(p)};
+                       sampling_filters(p)};
   return Status::success();
 }
 
@@ -132,15 +138,11 @@ struct SamplingContract {
   int64_t vocab_max = kSamplingMaxVocab;
   int64_t batch_min = 1;         // smaller batches take a row further down (where this one is slower)
   bool needs_workspace = false;  // split rows: per-tile partials go to the caller's workspace
-  bool needs_unfiltered = false;  // draws from the whole softmax: no filter (sampling_unfiltered)
-  bool needs_top_p_alone = false;  // draws by rejection against top-p: no other filter (sampling_top_p_alone)
+  uint8_t filters = kFiltersAll;  // the filters the row applies: calls with any other on go elsewhere
 
   constexpr const char* check(const SamplingCall& c) const {
     if (!dtypes.has(c.dtype)) return "dtype not covered by this row";
-    if (needs_unfiltered && !c.unfiltered)
-      return "row draws without filters: top_k, top_p and min_p must be off, as host values";
-    if (needs_top_p_alone && !c.top_p_alone)
-      return "row filters by top-p alone: top_k and min_p must be off, as host values";
+    if (c.filters & ~filters) return filters_reason();
     if (needs_workspace && !c.has_workspace)
       return "row needs a workspace (sampling_workspace_bytes) and none was given";
     if (c.vocab > vocab_max) return "V above this row's range";
@@ -159,9 +161,25 @@ struct SamplingContract {
     if (align_bytes > 1) s += " align" + std::to_string(align_bytes);
     if (vector_bytes > 1) s += " vec" + std::to_string(vector_bytes) + "B";
     if (needs_workspace) s += " workspace";
-    if (needs_unfiltered) s += " unfiltered";
-    if (needs_top_p_alone) s += " top_p_alone";
+    if (filters != kFiltersAll) s += " filters:" + filter_list(filters);
     return s;
+  }
+
+  // Why a call with a filter outside `filters` goes elsewhere.
+  constexpr const char* filters_reason() const {
+    switch (filters) {
+      case 0: return "row draws without filters: top_k, top_p and min_p must be off, as host values";
+      case kFilterTopP: return "row filters by top-p alone: top_k and min_p must be off, as host values";
+      case kFilterMinP: return "row filters by min-p alone: top_k and top_p must be off, as host values";
+      default: return "a filter this row does not apply is on (a device array, or a host value that filters)";
+    }
+  }
+  // "none", "top_p", "top_k,min_p".
+  static std::string filter_list(uint8_t f) {
+    std::string s;
+    for (const auto& [bit, name] : {std::pair{kFilterTopK, "top_k"}, {kFilterTopP, "top_p"}, {kFilterMinP, "min_p"}})
+      if (f & bit) s += (s.empty() ? "" : ",") + std::string(name);
+    return s.empty() ? "none" : s;
   }
 };
 

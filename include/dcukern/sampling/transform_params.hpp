@@ -76,8 +76,7 @@ inline Status validate_row_transform(RowTransform t, const RowTransformParams& p
     return Status::invalid(op + ": top_k " + std::to_string(p.top_k.value) + " (must be >= 0)");
   if (!p.top_p.device && !R::top_p_ok(p.top_p.value))
     return Status::invalid(op + ": top_p " + std::to_string(p.top_p.value) + " (must be in (0, 1])");
-  *call = SamplingCall{in.dtype, in.rows, in.cols, in.row_stride, address_alignment(in.data), false, false,
-                      false};
+  *call = SamplingCall{in.dtype, in.rows, in.cols, in.row_stride, address_alignment(in.data), false, kFiltersAll};
   return Status::success();
 }
 
