@@ -63,6 +63,14 @@ constexpr SamplingContract top_p_alone() {
   c.filters = kFilterTopP;
   return c;
 }
+// Rows whose only filter is min-p (top_k and top_p off): before the rows below, which run the one-block
+// algorithm over such rows after their tiles' pass. No device evidence yet: the simulated device's tests
+// only, so the row runs only when forced (DCUKERN_FORCE) until tests and benchmarks on a GPU back it.
+constexpr SamplingContract min_p_alone() {
+  SamplingContract c = split(vectorised());
+  c.filters = kFilterMinP;
+  return c;
+}
 constexpr SamplingContract streamed() {
   SamplingContract c = split(vectorised());
   c.batch_min = kStreamBatchMin;
@@ -87,6 +95,13 @@ inline constexpr SamplingRow kSamplingRows[] = {
      0, nullptr, sampling_rows::top_p_alone(), sampling_rows::kSplitSemantics, sampling_rows::kTopPEvidence,
      "sampling.stream.vec",
      SamplingKernel::top_p_vec, "sampling_top_p_kernel<"},
+    {"sampling.min_p.vec",
+     "rows whose only filter is min-p (top_k and top_p off as host values; min_p a host value or per row): "
+     "two kernels over 8192-element tiles, 16-byte loads: the unfiltered row's pass finds the row's maximum, "
+     "then each tile sums its weights at or above min_p of it and the row's last block draws by inverse CDF "
+     "over the tiles' sums, then inside one tile (the logits read twice, one tile a third time)",
+     0, nullptr, sampling_rows::min_p_alone(), sampling_rows::kSplitSemantics, nullptr, "sampling.stream.vec",
+     SamplingKernel::min_p_vec, "sampling_min_p_kernel<"},
     {"sampling.stream.vec",
      "one block per row streams the row's tiles (bf16: 32768 elements, fp16 and fp32 16384 on CUDA; half "
      "that on HIP) through two register buffers, 16-byte loads: top-k rows list their elements at or above a "

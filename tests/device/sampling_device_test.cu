@@ -12,6 +12,9 @@
 //  - rows whose only filter is top-p on the top-p row (sampling.top_p.vec): small V, V = 151936, B = 1 / 32 /
 //    1024, a top_p small enough that the four proposals mostly miss (the fallback's draw), per-row top_p
 //    and temperature, seeds, greedy and invalid rows, graph replay.
+//  - rows whose only filter is min-p on the min-p row (sampling.min_p.vec, forced: no device evidence yet):
+//    small V, min_p 1 over ties in three tiles, V = 151936, B = 1 / 32 / 1024, per-row min_p and
+//    temperature, seeds, greedy and invalid rows, graph replay.
 //  - every case runs the row automatic selection picks without a workspace (a one-block row) and the
 //    split row pinned (sampling.split.vec where the shape allows 16-byte loads, else sampling.split),
 //    with a workspace; most cases also the stream row (sampling.stream.vec) where 16-byte loads fit and B
@@ -97,13 +100,10 @@ const char* stream_row(const Batch& lb) {
   const bool vec = std::string(split_row(lb)) == "sampling.split.vec";
   return vec && lb.b >= capabilities::sampling_rows::kStreamBatchMin ? "sampling.stream.vec" : nullptr;
 }
-// The unfiltered row where the batch's shape allows 16-byte loads (calls without a filter only), else nullptr.
-const char* unfiltered_row(const Batch& lb) {
-  return std::string(split_row(lb)) == "sampling.split.vec" ? "sampling.unfiltered.vec" : nullptr;
-}
-// The top-p row where the batch's shape allows 16-byte loads (calls whose only filter is top-p), else nullptr.
-const char* top_p_row(const Batch& lb) {
-  return std::string(split_row(lb)) == "sampling.split.vec" ? "sampling.top_p.vec" : nullptr;
+// The row `id` of 16-byte loads (the unfiltered, top-p and min-p rows) where the batch's shape allows them,
+// else nullptr.
+const char* vector_row(const Batch& lb, const char* id) {
+  return std::string(split_row(lb)) == "sampling.split.vec" ? id : nullptr;
 }
 // The rows that take a workspace and serve the batch's shape: the split row, and the stream row.
 std::vector<const char*> workspace_rows(const Batch& lb) {
@@ -113,8 +113,8 @@ std::vector<const char*> workspace_rows(const Batch& lb) {
 }
 
 // A workspace for calls of the batch's shape. sample() pins `row` and passes the workspace; kAutoRow:
-// automatic selection without the workspace. A pinned split row is forced for the call, so that it
-// runs whether or not it has device evidence.
+// automatic selection without the workspace. A pinned row is forced for the call, so that it runs whether
+// or not it has device evidence (sampling.min_p.vec has none yet).
 struct Workspace {
   DeviceBuffer<uint8_t> d;
   explicit Workspace(size_t bytes) : d(bytes) {
@@ -129,12 +129,9 @@ struct Workspace {
   }
   Status sample(const SamplingParams& p, stream_t stream, const char* row) {
     if (!row) return dcukern::sample(p, stream);
-    const std::string id(row);
-    const bool force = id.rfind("sampling.split", 0) == 0 || id.rfind("sampling.stream", 0) == 0 ||
-                       id.rfind("sampling.unfiltered", 0) == 0 || id.rfind("sampling.top_p", 0) == 0;
-    if (force) Overrides::instance().force(row);
+    Overrides::instance().force(row);
     const Status s = dcukern::sample(p, d.get(), d.size(), stream, SamplingOptions{row});
-    if (force) Overrides::instance().unforce(row);
+    Overrides::instance().unforce(row);
     return s;
   }
 };
@@ -288,6 +285,22 @@ ref::SamplingRowParams away_from_edges(const std::vector<float>& row, ref::Sampl
   return r;
 }
 
+// Rows of V = 151936 (19 tiles of 8192, the last partial) from one seed: concentrated (12 dominant tokens
+// above a normal background of sd 2) and flat (uniform in [-0.5, 0.5): kept sets of ~10^5 tokens); rng
+// goes on from there for a case's further data.
+struct LargeRows {
+  static constexpr int64_t v = 151936;
+  std::mt19937_64 rng;
+  std::normal_distribution<float> nd{0.0f, 2.0f};
+  std::vector<float> conc, flat;
+  explicit LargeRows(uint64_t seed) : rng(seed), conc(v), flat(v) {
+    for (auto& x : conc) x = nd(rng);
+    for (int i = 0; i < 12; ++i) conc[(i * 12347 + 11) % v] = 14.0f - 0.5f * i;
+    std::uniform_real_distribution<float> ud(-0.5f, 0.5f);
+    for (auto& x : flat) x = ud(rng);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("small vocabularies: draws follow the exact filtered distribution under every filter combination") {
@@ -321,18 +334,9 @@ TEST_CASE("small vocabularies: draws follow the exact filtered distribution unde
 }
 
 TEST_CASE("V = 151936: concentrated and flat distributions") {
-  const int64_t v = 151936;
   const int64_t b = quick_mode() ? 8 : 1024;
-  std::mt19937_64 rng(42);
-  // Concentrated: a few dominant tokens above a wide normal background.
-  std::normal_distribution<float> nd(0.0f, 2.0f);
-  std::vector<float> conc(v);
-  for (auto& x : conc) x = nd(rng);
-  for (int i = 0; i < 12; ++i) conc[(i * 12347 + 11) % v] = 14.0f - 0.5f * i;
-  // Flat: uniform in [-0.5, 0.5) (kept sets of ~10^5 tokens).
-  std::uniform_real_distribution<float> ud(-0.5f, 0.5f);
-  std::vector<float> flat(v);
-  for (auto& x : flat) x = ud(rng);
+  const LargeRows large(42);
+  const std::vector<float>&conc = large.conc, &flat = large.flat;
   auto rp = [](int64_t k, double p, double mp) {
     ref::SamplingRowParams r;
     r.top_k = k;
@@ -388,14 +392,9 @@ TEST_CASE("rows without a filter (sampling.unfiltered.vec): the whole softmax, t
       check_distribution(lb, r, row);
     }
   // V = 151936 (19 tiles a row, the last partial): concentrated and flat, at T = 1 and 0.5.
-  const int64_t v = 151936, b = quick_mode() ? 8 : 1024;
-  std::mt19937_64 rng(43);
-  std::normal_distribution<float> nd(0.0f, 2.0f);
-  std::vector<float> conc(v), flat(v);
-  for (auto& x : conc) x = nd(rng);
-  for (int i = 0; i < 12; ++i) conc[(i * 12347 + 11) % v] = 14.0f - 0.5f * i;
-  std::uniform_real_distribution<float> ud(-0.5f, 0.5f);
-  for (auto& x : flat) x = ud(rng);
+  const LargeRows large(43);
+  const int64_t v = large.v, b = quick_mode() ? 8 : 1024;
+  const std::vector<float>&conc = large.conc, &flat = large.flat;
   for (DType dt : {DType::f32, DType::bf16}) {
     const Batch c(dt, conc, b), f(dt, flat, b);
     for (double t : {1.0, 0.5}) {
@@ -447,14 +446,11 @@ TEST_CASE("rows whose only filter is top-p (sampling.top_p.vec): proposals, thei
   const Batch near_flat(DType::f32, logits_for(DType::f32, 1000, 0.3, rp(1.0, 0.05), 600), quick_mode() ? 64 : 1024);
   check_distribution(near_flat, away_from_edges(near_flat.row, rp(1.0, 0.05)), row);
   // V = 151936 (19 tiles a row, the last partial): concentrated and flat, f32 and bf16, two top_p, T 1 and 0.5.
-  const int64_t v = 151936, b = quick_mode() ? 8 : 1024;
-  std::mt19937_64 rng(44);
-  std::normal_distribution<float> nd(0.0f, 2.0f);
-  std::vector<float> conc(v), flat(v);
-  for (auto& x : conc) x = nd(rng);
-  for (int i = 0; i < 12; ++i) conc[(i * 12347 + 11) % v] = 14.0f - 0.5f * i;
-  std::uniform_real_distribution<float> ud(-0.5f, 0.5f);
-  for (auto& x : flat) x = ud(rng);
+  LargeRows large(44);
+  const int64_t b = quick_mode() ? 8 : 1024;
+  const std::vector<float>&conc = large.conc, &flat = large.flat;
+  std::mt19937_64& rng = large.rng;
+  std::normal_distribution<float>& nd = large.nd;
   // (quick mode, for the sanitizers and the simulated device: f32 and T = 0.5 alone)
   const auto dts = quick_mode() ? std::vector<DType>{DType::f32} : std::vector<DType>{DType::f32, DType::bf16};
   const auto rps = quick_mode() ? std::vector<ref::SamplingRowParams>{rp(0.5, 0.9)}
@@ -517,6 +513,102 @@ TEST_CASE("rows whose only filter is top-p (sampling.top_p.vec): proposals, thei
   }
   // Same seed and offset: the same bits; other offsets: independent draws.
   check_seed_streams(row, rp(1.0, 0.6));
+}
+
+TEST_CASE("rows whose only filter is min-p (sampling.min_p.vec): the row's maximum, then a draw over kept weights") {
+  auto rp = [](double t, double mp) {
+    ref::SamplingRowParams r;
+    r.temperature = t;
+    r.min_p = mp;
+    return r;
+  };
+  const char* const row = "sampling.min_p.vec";
+  // Small vocabularies (one partial tile) at three temperatures and min_p values.
+  struct Case {
+    DType dt;
+    int64_t v;
+  };
+  int n = 0;
+  for (const Case& cs : {Case{DType::f32, 32}, Case{DType::bf16, 264}, Case{DType::f16, 1000}, Case{DType::f32, 1000}})
+    for (const auto& r : {rp(1.3, 0.05), rp(1.0, 0.1), rp(0.7, 0.3)}) {
+      const Batch lb(cs.dt, logits_for(cs.dt, cs.v, 2.0, r, 700 + n++), quick_mode() ? 64 : 1024);
+      check_distribution(lb, r, row);
+    }
+  // min_p 1 keeps the row's maxima alone: three equal ones in tiles 0, 9 and 18 share the draws.
+  LargeRows large(45);
+  std::vector<float> tied = large.flat;
+  tied[3] = tied[77777] = tied[151935] = 1.0f;
+  const Batch tied_rows(DType::f32, tied, quick_mode() ? 8 : 1024);
+  check_distribution(tied_rows, rp(1.0, 1.0), row);
+  // V = 151936: concentrated and flat, f32 and bf16; min_p 0.05 keeps a few tokens of the concentrated row
+  // and the whole flat one at T = 1; min_p 0.9 at T 0.1 the flat one's elements within 0.0105 of its
+  // maximum (~1 %).
+  const int64_t b = quick_mode() ? 8 : 1024;
+  const auto dts = quick_mode() ? std::vector<DType>{DType::f32} : std::vector<DType>{DType::f32, DType::bf16};
+  const auto rps = quick_mode() ? std::vector<ref::SamplingRowParams>{rp(0.5, 0.1)}
+                                : std::vector<ref::SamplingRowParams>{rp(1.0, 0.05), rp(0.1, 0.9), rp(0.5, 0.1)};
+  for (DType dt : dts) {
+    const Batch c(dt, large.conc, b), f(dt, large.flat, b);
+    for (const auto& r : rps) {
+      check_distribution(c, away_from_edges(c.row, r), row);
+      check_distribution(f, away_from_edges(f.row, r), row);
+    }
+  }
+  // Small batches: B = 1 and 32 (quick mode: B = 1).
+  for (int64_t small_b : quick_mode() ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 32}) {
+    const Batch c(DType::f32, large.conc, small_b);
+    check_distribution(c, away_from_edges(c.row, rp(1.0, 0.01)), row);
+  }
+  // Per-row min_p {0, 0.05, 0.5, 1} and temperature {0.5, 1, 2, 0}: every draw inside its row's set (the
+  // rows of temperature 0 draw the argmax, of min_p 0 from the whole row in the first kernel), every row
+  // valid; a NaN row and a per-row min_p out of range invalid.
+  {
+    const int64_t rows_b = quick_mode() ? 20 : 512, vv = 40000;  // (20: each combination once)
+    std::vector<float> l(vv);
+    for (auto& x : l) x = large.nd(large.rng);
+    Batch lb(DType::f32, l, rows_b);
+    lb.set(3, 17, std::nanf(""));
+    std::vector<float> mps(rows_b), ts(rows_b);
+    for (int64_t r = 0; r < rows_b; ++r) {
+      mps[r] = r % 4 == 0 ? 0.0f : r % 4 == 1 ? 0.05f : r % 4 == 2 ? 0.5f : 1.0f;
+      ts[r] = r % 5 == 0 ? 0.5f : r % 5 == 1 ? 1.0f : r % 5 == 2 ? 2.0f : r % 5 == 3 ? 0.0f : 1.0f;
+    }
+    mps[6] = 1.5f;  // out of range: invalid
+    DeviceBuffer<float> dmp(rows_b), dt(rows_b);
+    DeviceBuffer<int32_t> tok(rows_b);
+    DeviceBuffer<uint8_t> valid(rows_b);
+    dmp.upload(mps);
+    dt.upload(ts);
+    SamplingParams p = make_params(lb, tok.get(), ref::SamplingRowParams{});
+    p.min_p.device = dmp.get();
+    p.temperature.device = dt.get();
+    p.valid = valid.get();
+    Workspace ws(workspace_bytes(lb));
+    std::vector<ref::FilteredDistribution> refs(20);
+    int64_t outside = 0, invalid = 0;
+    for (int call = 0; call < (quick_mode() ? 2 : 16); ++call) {
+      p.offset = uint64_t(call);
+      REQUIRE(ws.sample(p, nullptr, row).ok());
+      test::device_synchronize();
+      const auto t = tok.download();
+      const auto ok = valid.download();
+      for (int64_t bad : {3, 6}) {
+        CHECK(t[bad] == kSamplingInvalidToken);
+        CHECK(ok[bad] == 0);
+      }
+      for (int64_t r = 0; r < rows_b; ++r) {
+        if (r == 3 || r == 6) continue;
+        if (ok[r] != 1) ++invalid;
+        auto& d = refs[r % 20];  // (parameters repeat every 20 rows)
+        if (d.tokens.empty()) d = ref::filtered_distribution(lb.row, rp(ts[r], mps[r]));
+        if (d.prob_of(t[r]) == 0.0 && d.min_p_margin > 1e-5) ++outside;
+      }
+    }
+    CHECK(outside == 0);
+    CHECK(invalid == 0);
+  }
+  // Same seed and offset: the same bits; other offsets: independent draws.
+  check_seed_streams(row, rp(1.0, 0.5));
 }
 
 TEST_CASE("bf16 rows gathered from the tiles' lists: few candidates ordered by bucket, or the fallback") {
@@ -728,19 +820,22 @@ TEST_CASE("greedy is the argmax with the lowest index; top_k = 1 too; invalid ro
       // Modes 0-3: greedy (temperature 0, then top_k 1), automatic row then the split row; mode 4: top_k
       // 20 on the split row (its fast path: threshold, lists, the draw); modes 5-7: modes 2-4 on the
       // stream row, where the shape allows it; modes 0 and 5 (no filter, temperature 1) on the unfiltered
-      // row, modes 0 and 6 (top_p 0.9 alone) on the top-p row, where the shape allows them.
-      for (int m = 0; m < 12; ++m) {
-        const char* row = m < 2   ? kAutoRow
-                          : m < 5 ? split_row(lb)
-                          : m < 8 ? stream_row(lb)
-                          : m < 10 ? unfiltered_row(lb)
-                                   : top_p_row(lb);
+      // row, modes 0 and 6 (top_p 0.9 alone) on the top-p row, modes 0 and 7 (min_p 0.1 alone) on the min-p
+      // row, where the shape allows them.
+      for (int m = 0; m < 14; ++m) {
+        const char* row = m < 2    ? kAutoRow
+                          : m < 5  ? split_row(lb)
+                          : m < 8  ? stream_row(lb)
+                          : m < 10 ? vector_row(lb, "sampling.unfiltered.vec")
+                          : m < 12 ? vector_row(lb, "sampling.top_p.vec")
+                                   : vector_row(lb, "sampling.min_p.vec");
         if (!row && m >= 5) continue;
-        const int mode = m < 5 ? m : m < 8 ? m - 3 : m == 8 || m == 10 ? 0 : m == 9 ? 5 : 6;
+        const int mode = m < 5 ? m : m < 8 ? m - 3 : m % 2 == 0 ? 0 : m == 9 ? 5 : m == 11 ? 6 : 7;
         ref::SamplingRowParams rp;
         rp.temperature = mode % 2 == 0 && mode < 4 ? 0.0 : 1.0;
         rp.top_k = mode == 4 ? 20 : mode == 1 || mode == 3 ? 1 : 0;
         rp.top_p = mode == 6 ? 0.9 : 1.0;
+        rp.min_p = mode == 7 ? 0.1 : 0.0;
         SamplingParams p = make_params(lb, tok.get(), rp);
         p.valid = valid.get();
         tok.fill_bytes(0x7f);
@@ -940,7 +1035,8 @@ TEST_CASE("graph capture and replay advance the device offset and match eager ca
   // A row of one tile (B = 64), and bf16 V = 151936 at B = 32: 5 tiles of 64 elements a thread, a cluster
   // a row where the device has clusters (split_clustered), whose first call in a process may be captured.
   // The automatic, split and stream rows (the stream row where the shape allows it), top-k 100 and top-p 0.9,
-  // then per-row top_k; the unfiltered row without a filter; the top-p row with top-p alone.
+  // then per-row top_k; the unfiltered row without a filter; the top-p row with top-p alone; the min-p row
+  // with min-p alone.
   ref::SamplingRowParams rp;
   rp.top_k = 100;
   rp.top_p = 0.9;
@@ -956,6 +1052,11 @@ TEST_CASE("graph capture and replay advance the device offset and match eager ca
     ref::SamplingRowParams top_p;
     top_p.top_p = 0.9;
     check_graph_replay(151936, 32, top_p, {"sampling.top_p.vec"}, false);
+  }
+  SUBCASE("V = 151936, B = 32, min_p 0.05 alone: the min-p row") {
+    ref::SamplingRowParams min_p;
+    min_p.min_p = 0.05;
+    check_graph_replay(151936, 32, min_p, {"sampling.min_p.vec"}, false);
   }
 }
 
@@ -1022,18 +1123,22 @@ TEST_CASE("a rejected call writes nothing") {
   test::device_synchronize();
   const auto ut = tok.download();
   CHECK(std::all_of(ut.begin(), ut.end(), [](int32_t x) { return x == -1; }));
-  // The top-p row pinned for a call with top_k or min_p: unsupported, nothing written.
-  for (int filter = 0; filter < 2; ++filter) {
-    p = make_params(lb, tok.get(), rp);
-    p.top_p.value = 0.9f;
-    if (filter == 0) p.top_k.value = 20;
-    else p.min_p.value = 0.1f;
-    tok.fill_bytes(0xFF);
-    CHECK(ws.sample(p, nullptr, "sampling.top_p.vec").code() == StatusCode::unsupported);
-    test::device_synchronize();
-    const auto pt = tok.download();
-    CHECK(std::all_of(pt.begin(), pt.end(), [](int32_t x) { return x == -1; }));
-  }
+  // The top-p row pinned for a call with top_k or min_p, the min-p row for one with top_k or top_p:
+  // unsupported, nothing written.
+  for (const char* id : {"sampling.top_p.vec", "sampling.min_p.vec"})
+    for (int filter = 0; filter < 2; ++filter) {
+      const bool top_p_row = std::string(id) == "sampling.top_p.vec";
+      p = make_params(lb, tok.get(), rp);
+      (top_p_row ? p.top_p.value : p.min_p.value) = top_p_row ? 0.9f : 0.1f;  // the row's own filter
+      if (filter == 0) p.top_k.value = 20;
+      else (top_p_row ? p.min_p.value : p.top_p.value) = top_p_row ? 0.1f : 0.9f;
+      tok.fill_bytes(0xFF);
+      INFO(std::string(id) << " filter " << filter);
+      CHECK(ws.sample(p, nullptr, id).code() == StatusCode::unsupported);
+      test::device_synchronize();
+      const auto pt = tok.download();
+      CHECK(std::all_of(pt.begin(), pt.end(), [](int32_t x) { return x == -1; }));
+    }
   p = make_params(lb, tok.get(), rp);
   p.logits.data = static_cast<const char*>(p.logits.data) + 4;
   p.logits.cols = 63;

@@ -314,6 +314,42 @@ TEST_CASE("sampling top-p row: only calls whose top_k and min_p are host values 
   }
 }
 
+TEST_CASE("sampling min-p row: only calls whose top_k and top_p are host values that keep every token; never "
+          "selected before it has device evidence") {
+  const TargetInfo& t = *resolve_target("sm_90").info;
+  const capabilities::SamplingRow* row = nullptr;
+  const char* id = "sampling.min_p.vec";
+  {
+    const ForcedRow forced(id);
+    SamplingParams p = valid_params();
+    p.min_p.value = 0.1f;
+    REQUIRE(check_sampling_row(p, t, id, &row, true).ok());
+    CHECK(row->kernel == SamplingKernel::min_p_vec);
+    CHECK(row->contract.describe().find("filters:min_p") != std::string::npos);
+    CHECK(check_sampling_row(p, t, id, &row).code() == StatusCode::unsupported);  // no workspace
+    p.top_k.value = 1024;  // top_k >= V is off
+    CHECK(check_sampling_row(p, t, id, &row, true).ok());
+    p.min_p.device = reinterpret_cast<const float*>(logits);  // per-row min_p and temperature are fine
+    p.temperature.device = reinterpret_cast<const float*>(logits);
+    CHECK(check_sampling_row(p, t, id, &row, true).ok());
+    CHECK(check_sampling_row(valid_params(), t, id, &row, true).ok());  // no filter at all: fine too
+    check_rejects(id, "min-p alone",
+                  {[](SamplingParams& q) { q.top_k.value = 1023; }, [](SamplingParams& q) { q.top_p.value = 0.99f; },
+                   // device arrays may hold filters
+                   [](SamplingParams& q) { q.top_k.device = reinterpret_cast<const int32_t*>(tokens); },
+                   [](SamplingParams& q) { q.top_p.device = reinterpret_cast<const float*>(logits); }});
+  }
+  // Not forced: without device evidence the row is never taken, and the explanation says so; pinning it
+  // is refused too.
+  SamplingParams alone = valid_params();
+  alone.min_p.value = 0.05f;
+  Explanation why;
+  REQUIRE(select_sampling(alone, t, &row, &why, true).ok());
+  CHECK(std::string(row->id) != id);
+  CHECK(why.to_string().find("no device evidence yet") != std::string::npos);
+  CHECK(check_sampling_row(alone, t, id, &row, true).code() == StatusCode::unsupported);
+}
+
 // P(Bin(n, p) >= m), summed in logs.
 static double binomial_at_least(int n, double p, int m) {
   double sum = 0.0;

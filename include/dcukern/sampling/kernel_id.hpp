@@ -14,6 +14,7 @@ enum class SamplingKernel : uint8_t {
   stream_vec,  // one block per row streams its tiles and draws (workspace: rows-finished count), 16-byte loads
   unfiltered_vec,  // rows without filters: one block per tile, the row's last block draws (workspace), 16-byte loads
   top_p_vec,  // rows whose only filter is top-p: proposals, then a check kernel (workspace), 16-byte loads
+  min_p_vec,  // rows whose only filter is min-p: the row's maximum, then a draw over kept weights (workspace)
 };
 
 // Instruction features a kernel's code uses: none (portable HIP / CUDA only).

@@ -1,8 +1,8 @@
 // Launch of the kernel a sampling row names: block rows one block per row; the stream row one block per
 // row (stream_kernel.hpp, a dependent launch where the device has them); the unfiltered row one block per
-// tile of kUnfilteredItems elements a thread (unfiltered_kernel.hpp, a dependent launch too); the top-p row
-// the proposals' kernel (unfiltered_kernel.hpp) and the check kernel (top_p_kernel.hpp) over the same
-// tiles, both dependent launches; split rows
+// tile of kUnfilteredItems elements a thread (unfiltered_kernel.hpp, a dependent launch too); the top-p and
+// min-p rows that kernel in their role, then their second kernel (top_p_kernel.hpp, min_p_kernel.hpp) over
+// the same tiles, both dependent launches; split rows
 // the threshold kernel (one block per row, of threshold_threads(batch, compute units) threads; not where
 // split_thresholds says no row needs it), then one block per tile of each row (that kernel leaves the
 // workspace's counters zero for the next call; batches of more than kSyncRows rows zero them first), in
@@ -13,6 +13,7 @@
 #pragma once
 #include "dcukern/platform/device_context.hpp"
 #include "dcukern/sampling/kernels/sample_block.hpp"
+#include "dcukern/sampling/kernels/min_p_kernel.hpp"
 #include "dcukern/sampling/kernels/split_kernel.hpp"
 #include "dcukern/sampling/kernels/split_threshold.hpp"
 #include "dcukern/sampling/kernels/stream_kernel.hpp"
@@ -79,16 +80,17 @@ Status launch_unfiltered(const SamplingArgs& a, const SplitWorkspace& w, int64_t
                              dim3(unsigned(kThreads)), s, a, w);
 }
 
-template <DType DT>
-Status launch_top_p(const SamplingArgs& a, const SplitWorkspace& w, int64_t batch, const DeviceContext& ctx,
-                    stream_t s) {
+// A two-kernel row: the unfiltered kernel in `kRole`, then `second`, over the same tiles.
+template <DType DT, UnfilteredRole kRole, class Kernel>
+Status launch_two_kernels(Kernel second, const SamplingArgs& a, const SplitWorkspace& w, int64_t batch,
+                          const DeviceContext& ctx, stream_t s) {
   const dim3 grid{unsigned(batch * w.tiles)}, block{unsigned(kThreads)};
-  const auto proposals = sampling_unfiltered_kernel<DT, true>;
-  if (Status e = launch_dependent_on(ctx, "sampling launch", proposals, grid, block, s, a, w); !e.ok()) return e;
-  return launch_dependent_on(ctx, "sampling launch", sampling_top_p_kernel<DT>, grid, block, s, a, w);
+  const auto first = sampling_unfiltered_kernel<DT, kRole>;
+  if (Status e = launch_dependent_on(ctx, "sampling launch", first, grid, block, s, a, w); !e.ok()) return e;
+  return launch_dependent_on(ctx, "sampling launch", second, grid, block, s, a, w);
 }
 
-// The kernels of `kernel` (block, split, stream, unfiltered or top-p rows) for the runtime dtype.
+// The kernels of `kernel` (block, split, stream, unfiltered, top-p or min-p rows) for the runtime dtype.
 template <bool kVec>
 Status launch_dtype(SamplingKernel kernel, DType dt, const SamplingArgs& a, const SplitWorkspace* w, int64_t batch,
                     const DeviceContext& ctx, stream_t s) {
@@ -97,7 +99,10 @@ Status launch_dtype(SamplingKernel kernel, DType dt, const SamplingArgs& a, cons
     if constexpr (kVec) {
       if (kernel == SamplingKernel::stream_vec) return launch_stream<DT>(a, *w, batch, ctx, s);
       if (kernel == SamplingKernel::unfiltered_vec) return launch_unfiltered<DT>(a, *w, batch, ctx, s);
-      if (kernel == SamplingKernel::top_p_vec) return launch_top_p<DT>(a, *w, batch, ctx, s);
+      if (kernel == SamplingKernel::top_p_vec)
+        return launch_two_kernels<DT, UnfilteredRole::top_p>(sampling_top_p_kernel<DT>, a, *w, batch, ctx, s);
+      if (kernel == SamplingKernel::min_p_vec)
+        return launch_two_kernels<DT, UnfilteredRole::min_p>(sampling_min_p_kernel<DT>, a, *w, batch, ctx, s);
     }
     return launch_kernels<kVec, DT>(a, w, batch, ctx, s);
   };
@@ -110,14 +115,14 @@ Status launch_dtype(SamplingKernel kernel, DType dt, const SamplingArgs& a, cons
   return Status::unsupported(std::string("sampling: unsupported logits dtype ") + dtype_name(dt));
 }
 
+// Rows whose kernels take kUnfilteredItems elements a thread, and no threshold kernel.
+inline bool unfiltered_tiles(SamplingKernel k) {
+  return k == SamplingKernel::unfiltered_vec || k == SamplingKernel::top_p_vec || k == SamplingKernel::min_p_vec;
+}
 // Rows that take the caller's workspace (and advance the device offset themselves).
 inline bool uses_workspace(SamplingKernel k) {
   return k == SamplingKernel::split || k == SamplingKernel::split_vec || k == SamplingKernel::stream_vec ||
-         k == SamplingKernel::unfiltered_vec || k == SamplingKernel::top_p_vec;
-}
-// Rows whose kernels take kUnfilteredItems elements a thread, and no threshold kernel.
-inline bool unfiltered_tiles(SamplingKernel k) {
-  return k == SamplingKernel::unfiltered_vec || k == SamplingKernel::top_p_vec;
+         unfiltered_tiles(k);
 }
 
 // `workspace`: the caller's workspace, at least split_workspace_bytes(batch, V) (split and stream rows only);
@@ -132,7 +137,7 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
       w.items = kUnfilteredItems;
       w.tiles = split_tiles(a.vocab, kUnfilteredItems);
     }
-    w.thresholds =  // (the stream, unfiltered and top-p kernels take none)
+    w.thresholds =  // (the stream kernel and the unfiltered tiles' kernels take none)
         kernel != SamplingKernel::stream_vec && !unfiltered_tiles(kernel) &&
         split_thresholds(batch, a.top_k_ptr != nullptr, a.top_k, w.tiles);
     if (batch > kSyncRows)  // other shapes' regions may overlap these counters (workspace.hpp)
@@ -147,7 +152,8 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
     case SamplingKernel::split_vec:
     case SamplingKernel::stream_vec:
     case SamplingKernel::unfiltered_vec:
-    case SamplingKernel::top_p_vec: return launch_dtype<true>(kernel, dt, a, &w, batch, ctx, s);
+    case SamplingKernel::top_p_vec:
+    case SamplingKernel::min_p_vec: return launch_dtype<true>(kernel, dt, a, &w, batch, ctx, s);
   }
   return Status::unsupported("sampling: kernel not compiled into this build");
 }

@@ -1,11 +1,11 @@
 // sampling_top_p_kernel — the check kernel of sampling.top_p.vec: rows whose only filter is top-p draw by
-// rejection. The proposals' kernel (sampling_unfiltered_kernel<DT, true>) drew kTopPProposals tokens from
-// the whole softmax, independently; this kernel takes the first of them that lies in the top-p set. The
-// first accepted proposal of independent draws from softmax is distributed exactly as the softmax
+// rejection. The proposals' kernel (sampling_unfiltered_kernel, UnfilteredRole::top_p) drew kTopPProposals
+// tokens from the whole softmax, independently; this kernel takes the first of them that lies in the top-p
+// set. The first accepted proposal of independent draws from softmax is distributed exactly as the softmax
 // renormalised over the set; where all miss (probability <= (1 - top_p)^4), the row's last block runs the
 // one-block algorithm (sample_row_with) at the fallback's own uniform, exact too, so the row's token follows
 // the filtered distribution whatever happens.
-// Contract: sampling.top_p.vec's (SamplingContract::needs_top_p_alone: top_k and min_p off as host values;
+// Contract: sampling.top_p.vec's (SamplingContract::filters kFilterTopP: top_k and min_p off as host values;
 // top_p a host value or per row); 16-byte loads; the split rows' workspace.
 // Work split: one block of kThreads per tile of split_tile(kUnfilteredItems) elements (the proposals'
 // kernel's tiles). Each block sums, in fixed-point masses (fixed_mass of t = (x - max) * log2(e) / T, as
@@ -21,22 +21,21 @@
 namespace dcukern::sampling_detail {
 
 constexpr int kTopPSums = kTopPProposals + 1;  // a tile's sums: before each proposal, then the whole tile
-static_assert(kTopPRecordWords + kTopPSums <= kListCap, "a row's region holds the record and its tiles' sums");
+static_assert(kPendingRowWords + kTopPSums <= kListCap, "a row's region holds the record and its tiles' sums");
 
 template <DType DT>
 __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2))
     sampling_top_p_kernel(SamplingArgs a, SplitWorkspace w) {
   __shared__ Shared s;
   __shared__ uint32_t flag;
-  const int tiles = w.tiles;
-  const int64_t row = blockIdx.x / tiles;
-  const int tile = int(blockIdx.x % tiles);
-  const RowLoader<DT, true, kUnfilteredItems> L{row_start<DT>(a, row), a.vocab};
-  using Tile = UnfilteredTile<decltype(L)>;
-  const int64_t base = int64_t(tile) * split_tile(kUnfilteredItems);
+  const RowTileBlock b(w);
+  const int tiles = b.tiles, tile = b.tile;
+  const int64_t row = b.row, base = b.base;
+  const TileLoader<DT> L{row_start<DT>(a, row), a.vocab};
+  using Tile = UnfilteredTile<TileLoader<DT>>;
   grid_dependency_wait();  // the proposals' kernel has written the record
-  uint64_t* region = top_p_region(w, row, a.vocab);
-  const TopPRecord record = *reinterpret_cast<const TopPRecord*>(region);
+  uint64_t* region = second_pass_region(w, row, a.vocab);
+  const PendingRow record = *reinterpret_cast<const PendingRow*>(region);
   if (!record.pending) {  // the proposals' kernel wrote the token
     if (tile == 0) row_finished(a, w, flag);
     return;
@@ -60,7 +59,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2))
   }
 #pragma unroll
   for (int j = 0; j < kTopPSums; ++j) sums[j] = all_sum(sums[j], s);
-  uint64_t* tile_sums = region + kTopPRecordWords;
+  uint64_t* tile_sums = region + kPendingRowWords;
   if (!arrive_last(&w.sync[row].pad, tiles, flag, [&] {
         for (int j = 0; j < kTopPSums; ++j) tile_sums[tile * kTopPSums + j] = sums[j];
       }))
