@@ -22,6 +22,7 @@
 // DCUKERN_TEST_QUICK=1 (compute-sanitizer runs): few draws, only the hard checks. DCUKERN_TEST_DRAWS=n:
 // n draws per exactness case instead of ~1M (support.hpp: draws_per_check).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -291,15 +292,86 @@ ref::SamplingRowParams away_from_edges(const std::vector<float>& row, ref::Sampl
 struct LargeRows {
   static constexpr int64_t v = 151936;
   std::mt19937_64 rng;
-  std::normal_distribution<float> nd{0.0f, 2.0f};
   std::vector<float> conc, flat;
   explicit LargeRows(uint64_t seed) : rng(seed), conc(v), flat(v) {
+    std::normal_distribution<float> nd(0.0f, 2.0f);
     for (auto& x : conc) x = nd(rng);
     for (int i = 0; i < 12; ++i) conc[(i * 12347 + 11) % v] = 14.0f - 0.5f * i;
     std::uniform_real_distribution<float> ud(-0.5f, 0.5f);
     for (auto& x : flat) x = ud(rng);
   }
 };
+
+// `row` over small vocabularies (one partial tile each: f32 V = 32, bf16 264, f16 1000, f32 1000) at each
+// of `params`, the logits of the n-th check from seed + n.
+void check_small_vocabularies(const char* row, std::initializer_list<ref::SamplingRowParams> params, uint64_t seed) {
+  struct Case {
+    DType dt;
+    int64_t v;
+  };
+  for (const Case& cs : {Case{DType::f32, 32}, Case{DType::bf16, 264}, Case{DType::f16, 1000}, Case{DType::f32, 1000}})
+    for (const auto& r : params) {
+      const Batch lb(cs.dt, logits_for(cs.dt, cs.v, 2.0, r, seed++), quick_mode() ? 64 : 1024);
+      check_distribution(lb, r, row);
+    }
+}
+
+// One filter given per row (`filter`: a device array cycling through `values`, the field `ref_value` of the
+// reference's parameters) and temperature {0.5, 1, 2, 0, 1} per row, over B = 512 rows of V = 40000 normal
+// logits (quick mode: 20, each combination once): every draw inside its row's set (the rows of temperature 0
+// draw the argmax), every row valid; row 3 holds a NaN and row 6 the out-of-range `bad`: both invalid.
+void check_per_row_filter(const char* row, PerRow<float> SamplingParams::*filter, std::array<float, 4> values,
+                          float bad, double ref::SamplingRowParams::*ref_value, std::mt19937_64& rng) {
+  const int64_t rows_b = quick_mode() ? 20 : 512, vv = 40000;
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  std::vector<float> l(vv);
+  for (auto& x : l) x = nd(rng);
+  Batch lb(DType::f32, l, rows_b);
+  lb.set(3, 17, std::nanf(""));
+  std::vector<float> vs(rows_b), ts(rows_b);
+  for (int64_t r = 0; r < rows_b; ++r) {
+    vs[r] = values[r % 4];
+    ts[r] = r % 5 == 0 ? 0.5f : r % 5 == 1 ? 1.0f : r % 5 == 2 ? 2.0f : r % 5 == 3 ? 0.0f : 1.0f;
+  }
+  vs[6] = bad;
+  DeviceBuffer<float> dv(rows_b), dt(rows_b);
+  DeviceBuffer<int32_t> tok(rows_b);
+  DeviceBuffer<uint8_t> valid(rows_b);
+  dv.upload(vs);
+  dt.upload(ts);
+  SamplingParams p = make_params(lb, tok.get(), ref::SamplingRowParams{});
+  (p.*filter).device = dv.get();
+  p.temperature.device = dt.get();
+  p.valid = valid.get();
+  Workspace ws(workspace_bytes(lb));
+  std::vector<ref::FilteredDistribution> refs(20);
+  int64_t outside = 0, invalid = 0;
+  for (int call = 0; call < (quick_mode() ? 2 : 16); ++call) {
+    p.offset = uint64_t(call);
+    REQUIRE(ws.sample(p, nullptr, row).ok());
+    test::device_synchronize();
+    const auto t = tok.download();
+    const auto ok = valid.download();
+    for (int64_t r : {3, 6}) {
+      CHECK(t[r] == kSamplingInvalidToken);
+      CHECK(ok[r] == 0);
+    }
+    for (int64_t r = 0; r < rows_b; ++r) {
+      if (r == 3 || r == 6) continue;
+      if (ok[r] != 1) ++invalid;
+      auto& d = refs[r % 20];  // (parameters repeat every 20 rows)
+      if (d.tokens.empty()) {
+        ref::SamplingRowParams rp;
+        rp.temperature = ts[r];
+        rp.*ref_value = vs[r];
+        d = ref::filtered_distribution(lb.row, rp);
+      }
+      if (d.prob_of(t[r]) == 0.0 && std::min(d.top_p_margin, d.min_p_margin) > 1e-5) ++outside;
+    }
+  }
+  CHECK(outside == 0);
+  CHECK(invalid == 0);
+}
 
 }  // namespace
 
@@ -381,16 +453,7 @@ TEST_CASE("rows without a filter (sampling.unfiltered.vec): the whole softmax, t
   };
   const char* const row = "sampling.unfiltered.vec";
   // Small vocabularies (one partial tile), top_k 0 and top_k > V (both off).
-  struct Case {
-    DType dt;
-    int64_t v;
-  };
-  int n = 0;
-  for (const Case& cs : {Case{DType::f32, 32}, Case{DType::bf16, 264}, Case{DType::f16, 1000}, Case{DType::f32, 1000}})
-    for (const auto& r : {rp(1.0, 0), rp(0.7, cs.v + 5)}) {
-      const Batch lb(cs.dt, logits_for(cs.dt, cs.v, 2.0, r, 300 + n++), quick_mode() ? 64 : 1024);
-      check_distribution(lb, r, row);
-    }
+  check_small_vocabularies(row, {rp(1.0, 0), rp(0.7, 1005)}, 300);
   // V = 151936 (19 tiles a row, the last partial): concentrated and flat, at T = 1 and 0.5.
   const LargeRows large(43);
   const int64_t v = large.v, b = quick_mode() ? 8 : 1024;
@@ -431,16 +494,7 @@ TEST_CASE("rows whose only filter is top-p (sampling.top_p.vec): proposals, thei
   };
   const char* const row = "sampling.top_p.vec";
   // Small vocabularies (one partial tile) at three temperatures and top_p values.
-  struct Case {
-    DType dt;
-    int64_t v;
-  };
-  int n = 0;
-  for (const Case& cs : {Case{DType::f32, 32}, Case{DType::bf16, 264}, Case{DType::f16, 1000}, Case{DType::f32, 1000}})
-    for (const auto& r : {rp(1.3, 0.9), rp(1.0, 0.7), rp(0.7, 0.5)}) {
-      const Batch lb(cs.dt, logits_for(cs.dt, cs.v, 2.0, r, 500 + n++), quick_mode() ? 64 : 1024);
-      check_distribution(lb, r, row);
-    }
+  check_small_vocabularies(row, {rp(1.3, 0.9), rp(1.0, 0.7), rp(0.7, 0.5)}, 500);
   // top_p 0.05 over a near-flat row: the set holds ~5 % of the mass, so all four proposals miss ~80 % of
   // the time and the row's last block draws by the one-block algorithm at the fallback's uniform.
   const Batch near_flat(DType::f32, logits_for(DType::f32, 1000, 0.3, rp(1.0, 0.05), 600), quick_mode() ? 64 : 1024);
@@ -449,8 +503,6 @@ TEST_CASE("rows whose only filter is top-p (sampling.top_p.vec): proposals, thei
   LargeRows large(44);
   const int64_t b = quick_mode() ? 8 : 1024;
   const std::vector<float>&conc = large.conc, &flat = large.flat;
-  std::mt19937_64& rng = large.rng;
-  std::normal_distribution<float>& nd = large.nd;
   // (quick mode, for the sanitizers and the simulated device: f32 and T = 0.5 alone)
   const auto dts = quick_mode() ? std::vector<DType>{DType::f32} : std::vector<DType>{DType::f32, DType::bf16};
   const auto rps = quick_mode() ? std::vector<ref::SamplingRowParams>{rp(0.5, 0.9)}
@@ -467,50 +519,9 @@ TEST_CASE("rows whose only filter is top-p (sampling.top_p.vec): proposals, thei
     const Batch c(DType::f32, conc, small_b);
     check_distribution(c, away_from_edges(c.row, rp(1.0, 0.9)), row);
   }
-  // Per-row top_p {1, 0.9, 0.5, 0.05} and temperature {0.5, 1, 2, 0}: every draw inside its row's set
-  // (the rows of temperature 0 draw the argmax), every row valid; a NaN row invalid.
-  {
-    const int64_t rows_b = quick_mode() ? 20 : 512, vv = 40000;  // (20: each combination once)
-    std::vector<float> l(vv);
-    for (auto& x : l) x = nd(rng);
-    Batch lb(DType::f32, l, rows_b);
-    lb.set(3, 17, std::nanf(""));
-    std::vector<float> ps(rows_b), ts(rows_b);
-    for (int64_t r = 0; r < rows_b; ++r) {
-      ps[r] = r % 4 == 0 ? 1.0f : r % 4 == 1 ? 0.9f : r % 4 == 2 ? 0.5f : 0.05f;
-      ts[r] = r % 5 == 0 ? 0.5f : r % 5 == 1 ? 1.0f : r % 5 == 2 ? 2.0f : r % 5 == 3 ? 0.0f : 1.0f;
-    }
-    DeviceBuffer<float> dp(rows_b), dt(rows_b);
-    DeviceBuffer<int32_t> tok(rows_b);
-    DeviceBuffer<uint8_t> valid(rows_b);
-    dp.upload(ps);
-    dt.upload(ts);
-    SamplingParams p = make_params(lb, tok.get(), ref::SamplingRowParams{});
-    p.top_p.device = dp.get();
-    p.temperature.device = dt.get();
-    p.valid = valid.get();
-    Workspace ws(workspace_bytes(lb));
-    std::vector<ref::FilteredDistribution> refs(20);
-    int64_t outside = 0, invalid = 0;
-    for (int call = 0; call < (quick_mode() ? 2 : 16); ++call) {
-      p.offset = uint64_t(call);
-      REQUIRE(ws.sample(p, nullptr, row).ok());
-      test::device_synchronize();
-      const auto t = tok.download();
-      const auto ok = valid.download();
-      CHECK(t[3] == kSamplingInvalidToken);
-      CHECK(ok[3] == 0);
-      for (int64_t r = 0; r < rows_b; ++r) {
-        if (r == 3) continue;
-        if (ok[r] != 1) ++invalid;
-        auto& d = refs[r % 20];  // (parameters repeat every 20 rows)
-        if (d.tokens.empty()) d = ref::filtered_distribution(lb.row, rp(ts[r], ps[r]));
-        if (d.prob_of(t[r]) == 0.0 && d.top_p_margin > 1e-5) ++outside;
-      }
-    }
-    CHECK(outside == 0);
-    CHECK(invalid == 0);
-  }
+  // Per-row top_p {1, 0.9, 0.5, 0.05} (0: out of range) and temperature.
+  check_per_row_filter(row, &SamplingParams::top_p, {1.0f, 0.9f, 0.5f, 0.05f}, 0.0f, &ref::SamplingRowParams::top_p,
+                       large.rng);
   // Same seed and offset: the same bits; other offsets: independent draws.
   check_seed_streams(row, rp(1.0, 0.6));
 }
@@ -524,16 +535,7 @@ TEST_CASE("rows whose only filter is min-p (sampling.min_p.vec): the row's maxim
   };
   const char* const row = "sampling.min_p.vec";
   // Small vocabularies (one partial tile) at three temperatures and min_p values.
-  struct Case {
-    DType dt;
-    int64_t v;
-  };
-  int n = 0;
-  for (const Case& cs : {Case{DType::f32, 32}, Case{DType::bf16, 264}, Case{DType::f16, 1000}, Case{DType::f32, 1000}})
-    for (const auto& r : {rp(1.3, 0.05), rp(1.0, 0.1), rp(0.7, 0.3)}) {
-      const Batch lb(cs.dt, logits_for(cs.dt, cs.v, 2.0, r, 700 + n++), quick_mode() ? 64 : 1024);
-      check_distribution(lb, r, row);
-    }
+  check_small_vocabularies(row, {rp(1.3, 0.05), rp(1.0, 0.1), rp(0.7, 0.3)}, 700);
   // min_p 1 keeps the row's maxima alone: three equal ones in tiles 0, 9 and 18 share the draws.
   LargeRows large(45);
   std::vector<float> tied = large.flat;
@@ -559,54 +561,10 @@ TEST_CASE("rows whose only filter is min-p (sampling.min_p.vec): the row's maxim
     const Batch c(DType::f32, large.conc, small_b);
     check_distribution(c, away_from_edges(c.row, rp(1.0, 0.01)), row);
   }
-  // Per-row min_p {0, 0.05, 0.5, 1} and temperature {0.5, 1, 2, 0}: every draw inside its row's set (the
-  // rows of temperature 0 draw the argmax, of min_p 0 from the whole row in the first kernel), every row
-  // valid; a NaN row and a per-row min_p out of range invalid.
-  {
-    const int64_t rows_b = quick_mode() ? 20 : 512, vv = 40000;  // (20: each combination once)
-    std::vector<float> l(vv);
-    for (auto& x : l) x = large.nd(large.rng);
-    Batch lb(DType::f32, l, rows_b);
-    lb.set(3, 17, std::nanf(""));
-    std::vector<float> mps(rows_b), ts(rows_b);
-    for (int64_t r = 0; r < rows_b; ++r) {
-      mps[r] = r % 4 == 0 ? 0.0f : r % 4 == 1 ? 0.05f : r % 4 == 2 ? 0.5f : 1.0f;
-      ts[r] = r % 5 == 0 ? 0.5f : r % 5 == 1 ? 1.0f : r % 5 == 2 ? 2.0f : r % 5 == 3 ? 0.0f : 1.0f;
-    }
-    mps[6] = 1.5f;  // out of range: invalid
-    DeviceBuffer<float> dmp(rows_b), dt(rows_b);
-    DeviceBuffer<int32_t> tok(rows_b);
-    DeviceBuffer<uint8_t> valid(rows_b);
-    dmp.upload(mps);
-    dt.upload(ts);
-    SamplingParams p = make_params(lb, tok.get(), ref::SamplingRowParams{});
-    p.min_p.device = dmp.get();
-    p.temperature.device = dt.get();
-    p.valid = valid.get();
-    Workspace ws(workspace_bytes(lb));
-    std::vector<ref::FilteredDistribution> refs(20);
-    int64_t outside = 0, invalid = 0;
-    for (int call = 0; call < (quick_mode() ? 2 : 16); ++call) {
-      p.offset = uint64_t(call);
-      REQUIRE(ws.sample(p, nullptr, row).ok());
-      test::device_synchronize();
-      const auto t = tok.download();
-      const auto ok = valid.download();
-      for (int64_t bad : {3, 6}) {
-        CHECK(t[bad] == kSamplingInvalidToken);
-        CHECK(ok[bad] == 0);
-      }
-      for (int64_t r = 0; r < rows_b; ++r) {
-        if (r == 3 || r == 6) continue;
-        if (ok[r] != 1) ++invalid;
-        auto& d = refs[r % 20];  // (parameters repeat every 20 rows)
-        if (d.tokens.empty()) d = ref::filtered_distribution(lb.row, rp(ts[r], mps[r]));
-        if (d.prob_of(t[r]) == 0.0 && d.min_p_margin > 1e-5) ++outside;
-      }
-    }
-    CHECK(outside == 0);
-    CHECK(invalid == 0);
-  }
+  // Per-row min_p {0, 0.05, 0.5, 1} (1.5: out of range) and temperature: the rows of min_p 0 draw from the
+  // whole row in the first kernel.
+  check_per_row_filter(row, &SamplingParams::min_p, {0.0f, 0.05f, 0.5f, 1.0f}, 1.5f, &ref::SamplingRowParams::min_p,
+                       large.rng);
   // Same seed and offset: the same bits; other offsets: independent draws.
   check_seed_streams(row, rp(1.0, 0.5));
 }

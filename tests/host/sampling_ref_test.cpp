@@ -274,30 +274,40 @@ TEST_CASE("sampling unfiltered row: only calls whose filters are host values tha
   }
 }
 
+// A row that applies one filter alone (`own`), forced: calls with it as a host value or per row (per-row
+// temperature too), with top_k >= V (off), or with no filter pass; no workspace is unsupported; top_k and the
+// other filter (`other`: a host value that filters, or a device array) are turned down saying `why`.
+void check_alone_contract(const char* id, SamplingKernel kernel, const char* filters,
+                          PerRow<float> SamplingParams::*own, float value, const char* why,
+                          std::initializer_list<ParamsChange> other) {
+  const TargetInfo& t = *resolve_target("sm_90").info;
+  const capabilities::SamplingRow* row = nullptr;
+  const ForcedRow forced(id);
+  SamplingParams p = valid_params();
+  (p.*own).value = value;
+  REQUIRE(check_sampling_row(p, t, id, &row, true).ok());
+  CHECK(row->kernel == kernel);
+  CHECK(row->contract.describe().find(filters) != std::string::npos);
+  CHECK(check_sampling_row(p, t, id, &row).code() == StatusCode::unsupported);  // no workspace
+  p.top_k.value = 1024;  // top_k >= V is off
+  CHECK(check_sampling_row(p, t, id, &row, true).ok());
+  (p.*own).device = reinterpret_cast<const float*>(logits);  // per-row values and temperatures are fine
+  p.temperature.device = reinterpret_cast<const float*>(logits);
+  CHECK(check_sampling_row(p, t, id, &row, true).ok());
+  CHECK(check_sampling_row(valid_params(), t, id, &row, true).ok());  // no filter at all: fine too
+  check_rejects(id, why,
+                {[](SamplingParams& q) { q.top_k.value = 1023; },
+                 [](SamplingParams& q) { q.top_k.device = reinterpret_cast<const int32_t*>(tokens); }});
+  check_rejects(id, why, other);
+}
+
 TEST_CASE("sampling top-p row: only calls whose top_k and min_p are host values that keep every token") {
   const TargetInfo& t = *resolve_target("sm_90").info;
   const capabilities::SamplingRow* row = nullptr;
   const char* id = "sampling.top_p.vec";
-  {
-    const ForcedRow forced(id);
-    SamplingParams p = valid_params();
-    p.top_p.value = 0.9f;
-    REQUIRE(check_sampling_row(p, t, id, &row, true).ok());
-    CHECK(row->kernel == SamplingKernel::top_p_vec);
-    CHECK(row->contract.describe().find("filters:top_p") != std::string::npos);
-    CHECK(check_sampling_row(p, t, id, &row).code() == StatusCode::unsupported);  // no workspace
-    p.top_k.value = 1024;  // top_k >= V is off
-    CHECK(check_sampling_row(p, t, id, &row, true).ok());
-    p.top_p.device = reinterpret_cast<const float*>(logits);  // per-row top_p and temperature are fine
-    p.temperature.device = reinterpret_cast<const float*>(logits);
-    CHECK(check_sampling_row(p, t, id, &row, true).ok());
-    CHECK(check_sampling_row(valid_params(), t, id, &row, true).ok());  // no filter at all: fine too
-    check_rejects(id, "top-p alone",
-                  {[](SamplingParams& q) { q.top_k.value = 1023; }, [](SamplingParams& q) { q.min_p.value = 0.01f; },
-                   // device arrays may hold filters
-                   [](SamplingParams& q) { q.top_k.device = reinterpret_cast<const int32_t*>(tokens); },
-                   [](SamplingParams& q) { q.min_p.device = reinterpret_cast<const float*>(logits); }});
-  }
+  check_alone_contract(id, SamplingKernel::top_p_vec, "filters:top_p", &SamplingParams::top_p, 0.9f, "top-p alone",
+                       {[](SamplingParams& q) { q.min_p.value = 0.01f; },
+                        [](SamplingParams& q) { q.min_p.device = reinterpret_cast<const float*>(logits); }});
   // Selection with a workspace (the row not forced): the top-p row for top-p alone, at any B; calls without
   // a filter keep the unfiltered row; calls with top-k skip both.
   for (int64_t b : {int64_t(1), capabilities::sampling_rows::kStreamBatchMin}) {
@@ -319,26 +329,9 @@ TEST_CASE("sampling min-p row: only calls whose top_k and top_p are host values 
   const TargetInfo& t = *resolve_target("sm_90").info;
   const capabilities::SamplingRow* row = nullptr;
   const char* id = "sampling.min_p.vec";
-  {
-    const ForcedRow forced(id);
-    SamplingParams p = valid_params();
-    p.min_p.value = 0.1f;
-    REQUIRE(check_sampling_row(p, t, id, &row, true).ok());
-    CHECK(row->kernel == SamplingKernel::min_p_vec);
-    CHECK(row->contract.describe().find("filters:min_p") != std::string::npos);
-    CHECK(check_sampling_row(p, t, id, &row).code() == StatusCode::unsupported);  // no workspace
-    p.top_k.value = 1024;  // top_k >= V is off
-    CHECK(check_sampling_row(p, t, id, &row, true).ok());
-    p.min_p.device = reinterpret_cast<const float*>(logits);  // per-row min_p and temperature are fine
-    p.temperature.device = reinterpret_cast<const float*>(logits);
-    CHECK(check_sampling_row(p, t, id, &row, true).ok());
-    CHECK(check_sampling_row(valid_params(), t, id, &row, true).ok());  // no filter at all: fine too
-    check_rejects(id, "min-p alone",
-                  {[](SamplingParams& q) { q.top_k.value = 1023; }, [](SamplingParams& q) { q.top_p.value = 0.99f; },
-                   // device arrays may hold filters
-                   [](SamplingParams& q) { q.top_k.device = reinterpret_cast<const int32_t*>(tokens); },
-                   [](SamplingParams& q) { q.top_p.device = reinterpret_cast<const float*>(logits); }});
-  }
+  check_alone_contract(id, SamplingKernel::min_p_vec, "filters:min_p", &SamplingParams::min_p, 0.1f, "min-p alone",
+                       {[](SamplingParams& q) { q.top_p.value = 0.99f; },
+                        [](SamplingParams& q) { q.top_p.device = reinterpret_cast<const float*>(logits); }});
   // Not forced: without device evidence the row is never taken, and the explanation says so; pinning it
   // is refused too.
   SamplingParams alone = valid_params();

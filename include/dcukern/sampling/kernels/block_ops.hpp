@@ -47,7 +47,10 @@ struct Shared {
   Crossing crossing;
 };
 
-__device__ __forceinline__ uint64_t all_max(uint64_t v, Shared& s) {
+// all_max and the float exclusive_sum take any block storage S with the members they use (Shared here,
+// UnfilteredShared of the unfiltered tiles' kernels): s.tmp.r64 and s.b64[0], s.tmp.sf.
+template <class S>
+__device__ __forceinline__ uint64_t all_max(uint64_t v, S& s) {
   const uint64_t r = BlockReduce<uint64_t, kThreads>::max(v, s.tmp.r64);
   if (threadIdx.x == 0) s.b64[0] = r;
   __syncthreads();
@@ -78,7 +81,8 @@ __device__ __forceinline__ uint64_t exclusive_sum(uint64_t v, uint64_t& total, S
   __syncthreads();
   return r;
 }
-__device__ __forceinline__ float exclusive_sum(float v, float& total, Shared& s) {
+template <class S>
+__device__ __forceinline__ float exclusive_sum(float v, float& total, S& s) {
   const float r = BlockScan<float, kThreads>::exclusive_sum(v, total, s.tmp.sf);
   __syncthreads();
   return r;

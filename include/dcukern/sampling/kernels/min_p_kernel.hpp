@@ -25,9 +25,8 @@ template <DType DT>
 __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredMinBlocks))
     sampling_min_p_kernel(SamplingArgs a, SplitWorkspace w) {
   __shared__ UnfilteredShared s;
-  const RowTileBlock b(w);
-  const TileLoader<DT> L{row_start<DT>(a, b.row), a.vocab};
-  using Tile = UnfilteredTile<TileLoader<DT>>;
+  const RowTileBlock<DT> b(a, w);
+  using Tile = typename RowTileBlock<DT>::Tile;
   grid_dependency_wait();  // the first kernel has written the record
   uint64_t* region = second_pass_region(w, b.row, a.vocab);
   const PendingRow record = *reinterpret_cast<const PendingRow*>(region);
@@ -36,7 +35,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
     return;
   }
   float x[kUnfilteredItems];
-  L.load(b.base, x);
+  b.L.load(b.base, x);
   begin_dependent_kernel();
   const RowParams p = row_params(a, b.row);
   const float m = key_logit(record.top), c = fminf(kLog2e / p.temperature, FLT_MAX), tmin = row_tmin(p);
@@ -45,7 +44,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
     const float t = (finite_logit(xu) - m) * c;
     return tl.inside(u) && t >= tmin ? device_exp2(t) : 0.0f;
   };
-  const float mass = BlockReduce<float, kThreads>::sum(Tile(L, b.base).thread_weight(x, kept), s.tmp.rf);
+  const float mass = BlockReduce<float, kThreads>::sum(Tile(b.L, b.base).thread_weight(x, kept), s.tmp.rf);
   float* tile_mass = reinterpret_cast<float*>(region + kPendingRowWords);
   if (!arrive_last(&w.sync[b.row].pad, b.tiles, s.flag, [&] { tile_mass[b.tile] = mass; })) return;
 
@@ -54,9 +53,9 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
   const int t = int(threadIdx.x);
   const float weight = t < b.tiles ? load_coherent(&tile_mass[t]) : 0.0f;
   float total;
-  const float before = unfiltered_exclusive_sum(weight, total, s);
+  const float before = exclusive_sum(weight, total, s);
   int held = b.tile;  // the tile x holds
-  write_token(a, b.row, key_index(draw_over_tiles(L, x, held, weight, before, total, record.u, record.top, kept, s)),
+  write_token(a, b.row, key_index(draw_over_tiles(b.L, x, held, weight, before, total, record.u, record.top, kept, s)),
               true);
   row_finished(a, w, s.flag);
 }

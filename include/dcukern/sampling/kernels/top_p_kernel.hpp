@@ -28,11 +28,10 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2))
     sampling_top_p_kernel(SamplingArgs a, SplitWorkspace w) {
   __shared__ Shared s;
   __shared__ uint32_t flag;
-  const RowTileBlock b(w);
+  const RowTileBlock<DT> b(a, w);
   const int tiles = b.tiles, tile = b.tile;
   const int64_t row = b.row, base = b.base;
-  const TileLoader<DT> L{row_start<DT>(a, row), a.vocab};
-  using Tile = UnfilteredTile<TileLoader<DT>>;
+  using Tile = typename RowTileBlock<DT>::Tile;
   grid_dependency_wait();  // the proposals' kernel has written the record
   uint64_t* region = second_pass_region(w, row, a.vocab);
   const PendingRow record = *reinterpret_cast<const PendingRow*>(region);
@@ -41,11 +40,11 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2))
     return;
   }
   float x[kUnfilteredItems];
-  L.load(base, x);
+  b.L.load(base, x);
   begin_dependent_kernel();
   const RowParams p = row_params(a, row);
   const RowScale sc = row_scale(key_logit(record.top), p);
-  const Tile tile_of(L, base);
+  const Tile tile_of(b.L, base);
   uint64_t sums[kTopPSums] = {};
 #pragma unroll
   for (int u = 0; u < kUnfilteredItems; ++u) {

@@ -77,27 +77,10 @@ struct UnfilteredShared {
   float u[kTopPProposals];  // the row's uniforms (stream 0's words; u[0] is row_uniform's)
   float fallback_u;         // top_p role: stream 1's word 0
   float rest;               // the target's part inside the chosen tile
-  uint64_t key;             // a block-wide result, broadcast
+  uint64_t b64[1];          // a block-wide result, broadcast (all_max)
   uint64_t drawn;           // the sort key of the element a draw took
   uint32_t flag;
 };
-
-// The largest of v over the block, in every thread.
-__device__ inline uint64_t unfiltered_all_max(uint64_t v, UnfilteredShared& s) {
-  const uint64_t r = BlockReduce<uint64_t, kThreads>::max(v, s.tmp.r64);
-  if (threadIdx.x == 0) s.key = r;
-  __syncthreads();
-  const uint64_t out = s.key;
-  __syncthreads();
-  return out;
-}
-
-// Exclusive running sum in thread order, and the total, in every thread.
-__device__ inline float unfiltered_exclusive_sum(float v, float& total, UnfilteredShared& s) {
-  const float r = BlockScan<float, kThreads>::exclusive_sum(v, total, s.tmp.sf);
-  __syncthreads();
-  return r;
-}
 
 // A tile of the row as this thread holds it: element u lies at offset(u) from the tile's start (the
 // loader's vector order, RowLoader::index), inside the row where offset(u) < limit. 32-bit offsets.
@@ -127,18 +110,20 @@ struct UnfilteredTile {
 };
 
 // The block's tile of a row: one block per tile of split_tile(kUnfilteredItems) elements, a 1-D grid of
-// B * tiles blocks, row-major (the kernels of the unfiltered, top-p and min-p rows).
+// B * tiles blocks, row-major (the kernels of the unfiltered, top-p and min-p rows), and the row's loader.
+template <DType DT>
 struct RowTileBlock {
+  using Loader = RowLoader<DT, true, kUnfilteredItems>;
+  using Tile = UnfilteredTile<Loader>;
   int tiles;
   int64_t row;
   int tile;
   int64_t base;  // the tile's first element
-  __device__ __forceinline__ explicit RowTileBlock(const SplitWorkspace& w)
+  Loader L;
+  __device__ __forceinline__ RowTileBlock(const SamplingArgs& a, const SplitWorkspace& w)
       : tiles(w.tiles), row(blockIdx.x / w.tiles), tile(int(blockIdx.x % w.tiles)),
-        base(int64_t(tile) * split_tile(kUnfilteredItems)) {}
+        base(int64_t(tile) * split_tile(kUnfilteredItems)), L{row_start<DT>(a, row), a.vocab} {}
 };
-template <DType DT>
-using TileLoader = RowLoader<DT, true, kUnfilteredItems>;
 
 // The row's last block draws by inverse CDF over the row's tiles, then inside one. Thread t holds tile t's
 // weight (0 past the row's tiles), the running weight before it in tile order and the row's total (> 0);
@@ -156,7 +141,7 @@ __device__ inline uint64_t draw_over_tiles(const Loader& L, float (&x)[kUnfilter
   const int t = int(threadIdx.x);
   const float target = u * total;
   const bool candidate = weight > 0.0f && before <= target;
-  const int chosen = int(unfiltered_all_max(candidate ? uint64_t(t) + 1 : 0, s)) - 1;  // >= 0: total > 0
+  const int chosen = int(all_max(candidate ? uint64_t(t) + 1 : 0, s)) - 1;  // >= 0: total > 0
   if (t == chosen) s.rest = target - before;
   __syncthreads();
   const float rest = s.rest;
@@ -164,7 +149,7 @@ __device__ inline uint64_t draw_over_tiles(const Loader& L, float (&x)[kUnfilter
   if (chosen != held) L.load(chosen_base, x), held = chosen;
   const Tile chosen_tile(L, chosen_base);
   float tile_total;
-  float run = unfiltered_exclusive_sum(chosen_tile.thread_weight(x, weigh), tile_total, s);
+  float run = exclusive_sum(chosen_tile.thread_weight(x, weigh), tile_total, s);
   uint32_t pick = 0;  // position + 1 (thread, then item order) of the thread's pick
   int pick_u = 0;
   float pick_x = 0.0f;
@@ -174,7 +159,7 @@ __device__ inline uint64_t draw_over_tiles(const Loader& L, float (&x)[kUnfilter
     if (e > 0.0f && run <= rest) pick = uint32_t(t * kUnfilteredItems + q + 1), pick_u = q, pick_x = x[q];
     run += e;
   }
-  const uint64_t picked = unfiltered_all_max(pick == 0 ? 0 : uint64_t(pick) << 32 | uint32_t(Tile::offset(pick_u)), s);
+  const uint64_t picked = all_max(pick == 0 ? 0 : uint64_t(pick) << 32 | uint32_t(Tile::offset(pick_u)), s);
   if (picked == 0 ? t == 0 : pick == uint32_t(picked >> 32))
     s.drawn = picked == 0 ? top : sort_key(finite_logit(pick_x), chosen_base + int64_t(uint32_t(picked)));
   __syncthreads();
@@ -191,16 +176,15 @@ template <DType DT, UnfilteredRole kRole = UnfilteredRole::draw>
 __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredMinBlocks))
     sampling_unfiltered_kernel(SamplingArgs a, SplitWorkspace w) {
   __shared__ UnfilteredShared s;
-  const RowTileBlock b(w);
-  const TileLoader<DT> L{row_start<DT>(a, b.row), a.vocab};
-  using Tile = UnfilteredTile<TileLoader<DT>>;
+  const RowTileBlock<DT> b(a, w);
+  using Tile = typename RowTileBlock<DT>::Tile;
   prefetch_tile<DT, kUnfilteredItems>(a, b.row, b.base);  // the call's first kernel: the logits' writer may run
   grid_dependency_wait();
   float x[kUnfilteredItems];
-  L.load(b.base, x);
+  b.L.load(b.base, x);
   begin_dependent_kernel();
   if (threadIdx.x == 0) s.params = row_params(a, b.row);
-  const Tile tile_of(L, b.base);
+  const Tile tile_of(b.L, b.base);
   uint32_t best_word = 0;  // order_key of this thread's largest element; 0: none (below every float's key)
   int best_u = 0;          // its item (the first among equal ones: items run in index order)
   bool nan = false;
@@ -214,7 +198,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
   nan = __syncthreads_or(nan);  // (s.params is written before it)
   const RowParams p = s.params;
   uint64_t best = best_word == 0 ? 0 : sort_key(key_value(best_word), b.base + Tile::offset(best_u));
-  best = unfiltered_all_max(best, s);
+  best = all_max(best, s);
   // min_p role: rows whose min_p is above 0 go to the second kernel, which weighs the tiles itself.
   const bool second = kRole == UnfilteredRole::min_p && p.min_p > 0.0f;
   const bool draws = !nan && p.ok && p.temperature > 0.0f && key_logit(best) != -INFINITY && !second;
@@ -240,7 +224,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
   const uint64_t tile_key = t < b.tiles ? load_coherent(&header[t].max_key) : 0;
   const float tile_mass = t < b.tiles ? load_coherent(&header[t].mass) : 0.0f;
   const bool row_nan = __syncthreads_or(t < b.tiles && load_coherent(&header[t].nan) != 0);
-  const uint64_t top = unfiltered_all_max(tile_key, s);
+  const uint64_t top = all_max(tile_key, s);
   const float m = key_logit(top);
   constexpr bool kTwoKernels = kRole != UnfilteredRole::draw;
   [[maybe_unused]] PendingRow* record =
@@ -255,10 +239,10 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
   } else {
     const float weight = tile_mass > 0.0f ? tile_mass * device_exp2((key_logit(tile_key) - m) * c) : 0.0f;
     float total;
-    const float before = unfiltered_exclusive_sum(weight, total, s);
+    const float before = exclusive_sum(weight, total, s);
     int held = b.tile;  // the tile x holds
     const auto weigh_row = [&](const Tile& tl, int u, float xu) { return tl.weight(u, xu, m, c); };
-    auto draw = [&](float u) { return draw_over_tiles(L, x, held, weight, before, total, u, top, weigh_row, s); };
+    auto draw = [&](float u) { return draw_over_tiles(b.L, x, held, weight, before, total, u, top, weigh_row, s); };
     if (kRole == UnfilteredRole::top_p && p.top_p < 1.0f) {
       pending = true;
       for (int r = 0; r < kTopPProposals; ++r) {
