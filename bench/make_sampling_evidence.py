@@ -6,7 +6,7 @@
 
 Records every measurement and checks the issue's speed bounds on the rows automatic selection ran
 ("auto"): time over one read of the logits <= 3 at B >= 128, <= 5 at B = 32, and < 20 us at B = 1. The
-cells without top-k (k0: top-p alone, or no filter) lie outside the issue's grid: recorded, not checked.
+cells without top-k (k0: top-p alone, min-p alone, or no filter) lie outside the issue's grid: recorded, not checked.
 """
 import argparse
 import json
@@ -36,8 +36,11 @@ def main():
     for b in raw["benchmarks"]:
         if b.get("error_occurred"):
             continue
-        _, dtype, v, batch, k, p, impl = b["run_name"].split("/")[:7]
-        r = {"dtype": dtype, "V": int(v[1:]), "B": int(batch[1:]), "k": int(k[1:]), "p": int(p[1:]) / 100.0,
+        _, dtype, v, batch, k, filters, impl = b["run_name"].split("/")[:7]
+        # the filter part: p<top_p in %> (top-k + top-p, top-p alone, none), or mp<min_p in %> (min-p alone)
+        min_p = int(filters[2:]) / 100.0 if filters.startswith("mp") else 0.0
+        p = 1.0 if filters.startswith("mp") else int(filters[1:]) / 100.0
+        r = {"dtype": dtype, "V": int(v[1:]), "B": int(batch[1:]), "k": int(k[1:]), "p": p, "min_p": min_p,
              "impl": impl, "row": b.get("label", impl), "us": b["us"], "GBps": b["GBps"],
              "pct_read_bw": b["pct_read_bw"], "reads": b["reads"]}  # (unrounded for the checks)
         results.append(dict(r, us=round(r["us"], 2), GBps=round(r["GBps"], 1), pct_read_bw=round(r["pct_read_bw"], 2),
