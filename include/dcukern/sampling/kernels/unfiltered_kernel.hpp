@@ -1,7 +1,7 @@
 // sampling_unfiltered_kernel — sampling.unfiltered.vec: rows without a filter draw from softmax(x / T) over
 // the whole row by inverse CDF, the logits read once (and one tile a row twice).
-// Contract: calls whose top_k, top_p and min_p are host values that keep every token (sampling_unfiltered:
-// engines' default parameters); temperature a host value or per row (0: greedy); 16-byte loads (aligned
+// Contract: calls whose top_k, top_p and min_p are host values that keep every token (SamplingContract::
+// filters 0: engines' default parameters); temperature a host value or per row (0: greedy); 16-byte loads (aligned
 // rows; V and the row stride multiples of 16 bytes); the split rows' workspace (its tickets and headers).
 // Work split: one block of kThreads per tile of split_tile(kUnfilteredItems) elements (1-D grid of
 // B * tiles blocks, row-major). Each block loads its tile once, finds its largest sort key (lowest index
