@@ -38,10 +38,11 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
   b.L.load(b.base, x);
   begin_dependent_kernel();
   const RowParams p = row_params(a, b.row);
-  const float m = key_logit(record.top), c = fminf(kLog2e / p.temperature, FLT_MAX), tmin = row_tmin(p);
+  const RowScale sc = row_scale(key_logit(record.top), p);
+  const float tmin = row_tmin(p);
   // The kept weight of element u: exp2(t) where t >= tmin (the largest element: t = 0, so kept), else 0.
   const auto kept = [&](const Tile& tl, int u, float xu) {
-    const float t = (finite_logit(xu) - m) * c;
+    const float t = sc.t(finite_logit(xu));
     return tl.inside(u) && t >= tmin ? device_exp2(t) : 0.0f;
   };
   const float mass = BlockReduce<float, kThreads>::sum(Tile(b.L, b.base).thread_weight(x, kept), s.tmp.rf);
