@@ -78,21 +78,10 @@ struct Buffers {
   }
 };
 
-// Forces a pinned row (nullptr: none) while it lives.
-struct ForceRow {
-  const char* row;
-  explicit ForceRow(const char* r) : row(r) {
-    if (row) Overrides::instance().force(row);
-  }
-  ~ForceRow() {
-    if (row) Overrides::instance().unforce(row);
-  }
-};
-
 void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k, float p, float min_p,
                     const char* row, const std::string& name) {
   Buffers buf(dt, b, v);
-  const ForceRow forced(row);
+  const ScopedForce forced(row);  // (pinned rows only)
   Explanation why;
   const SamplingOptions pin{row, &why};
   if (Status e = sample(buf.params(0, k, p, min_p), buf.workspace, buf.workspace_bytes, nullptr, pin); !e.ok()) {

@@ -44,13 +44,6 @@ bool covers(const char* id, const AttentionParams& p) {
   return built(id) && validate_attention(p, &call).ok() && find_attention_row(id)->contract.check(call) == nullptr;
 }
 
-// Forces a row for the guard's lifetime (rows without evidence run only when forced).
-struct ForceRow {
-  std::string id;
-  explicit ForceRow(const char* row) : id(row) { Overrides::instance().force(id); }
-  ~ForceRow() { Overrides::instance().unforce(id); }
-};
-
 template <class T>
 DeviceBuffer<T> upload(const std::vector<T>& h) {
   DeviceBuffer<T> d(h.size());
@@ -79,7 +72,7 @@ struct DeviceProblem {
 // Runs row `id` (forced) with its workspace on the default stream; synchronises.
 Status run(DeviceProblem& pr, const char* id, const AttentionPlanOptions& plan = {},
            const AttentionParams* over = nullptr) {
-  ForceRow force(id);
+  const ScopedForce force(id);
   const AttentionParams p = over ? *over : pr.params();
   const size_t bytes = needs_workspace(id) ? attention_workspace_bytes(p, plan) : 0;
   DeviceBuffer<uint8_t> ws(bytes);
@@ -266,7 +259,7 @@ TEST_CASE("attention: fp8 e4m3 KV with per-tensor scales against a reference deq
     AttentionPlanOptions plan;
     plan.fixed_chunk_size = chunk;
     {
-      ForceRow force(pipeline);
+      const ScopedForce force(pipeline);
       AttentionOptions opt;
       opt.row = pipeline, opt.plan = plan;
       dcukern::AttentionCallPlan cp;
@@ -439,7 +432,7 @@ TEST_CASE("attention: graph capture and replay give the bits of eager runs") {
   for (const char* id : kRows) {
     if (!built(id)) continue;
     INFO(std::string(id));
-    ForceRow force(id);
+    const ScopedForce force(id);
     const AttentionParams p = pr.params();
     const size_t bytes = needs_workspace(id) ? attention_workspace_bytes(p) : 0;
     DeviceBuffer<uint8_t> ws(bytes);
@@ -520,7 +513,7 @@ TEST_CASE("attention: a rejected call writes nothing; an unforced call takes the
   for (const char* id : {"attention.split_kv", "attention.grouped_split", "attention.mma_split"}) {
     if (!built(id)) continue;
     INFO(std::string(id));
-    ForceRow force(id);
+    const ScopedForce force(id);
     AttentionParams bad = pr.params();
     bad.head_dim = 300;
     CHECK(attention(bad, nullptr, 0, stream_t{}, AttentionOptions{id}).code() == StatusCode::unsupported);
@@ -535,7 +528,7 @@ TEST_CASE("attention: a rejected call writes nothing; an unforced call takes the
   }
   {
     // The grouped rows' contract: KV pools on 8-element boundaries (here one element off).
-    ForceRow force("attention.grouped");
+    const ScopedForce force("attention.grouped");
     AttentionParams odd = pr.params();
     odd.kv.k = static_cast<const uint8_t*>(odd.kv.k) + dtype_bytes(odd.kv.dtype);
     CHECK(attention(odd, nullptr, 0, stream_t{}, AttentionOptions{"attention.grouped"}).code() ==

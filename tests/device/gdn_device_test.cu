@@ -29,15 +29,11 @@ using test::quick_mode;
 // Forces row `id` for the guard's lifetime when it has no device evidence yet (such rows run only when
 // forced); a no-op for every other row and for automatic selection (id == nullptr).
 template <class Op>
-struct ForceExperimental {
-  const char* id;
-  explicit ForceExperimental(const char* row) {
+struct ForceExperimental : ScopedForce {
+  explicit ForceExperimental(const char* row) : ScopedForce(experimental(row)) {}
+  static const char* experimental(const char* row) {
     const auto* r = row ? find_row<Op>(row) : nullptr;
-    id = r && !r->evidence ? r->id : nullptr;
-    if (id) Overrides::instance().force(id);
-  }
-  ~ForceExperimental() {
-    if (id) Overrides::instance().unforce(id);
+    return r && !r->evidence ? r->id : nullptr;
   }
 };
 

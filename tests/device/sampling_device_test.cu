@@ -130,10 +130,8 @@ struct Workspace {
   }
   Status sample(const SamplingParams& p, stream_t stream, const char* row) {
     if (!row) return dcukern::sample(p, stream);
-    Overrides::instance().force(row);
-    const Status s = dcukern::sample(p, d.get(), d.size(), stream, SamplingOptions{row});
-    Overrides::instance().unforce(row);
-    return s;
+    const ScopedForce forced(row);
+    return dcukern::sample(p, d.get(), d.size(), stream, SamplingOptions{row});
   }
 };
 size_t workspace_bytes(const Batch& lb) {

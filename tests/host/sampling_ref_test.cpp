@@ -217,13 +217,6 @@ TEST_CASE("sampling split rows: chosen when a workspace is given; without one a 
       if (&a != &b) CHECK(std::string(b.kernel_symbol).find(a.kernel_symbol) == std::string::npos);
 }
 
-// A row forced while in scope: its contract is checked whatever its evidence.
-struct ForcedRow {
-  const char* id;
-  explicit ForcedRow(const char* row) : id(row) { Overrides::instance().force(id); }
-  ~ForcedRow() { Overrides::instance().unforce(id); }
-};
-
 // Calls (each a change to valid_params()) that the row `id` turns down as unsupported, saying `why`.
 using ParamsChange = void (*)(SamplingParams&);
 void check_rejects(const char* id, const char* why, std::initializer_list<ParamsChange> changes) {
@@ -244,7 +237,7 @@ TEST_CASE("sampling unfiltered row: only calls whose filters are host values tha
   const capabilities::SamplingRow* row = nullptr;
   const char* id = "sampling.unfiltered.vec";
   {
-    const ForcedRow forced(id);
+    const ScopedForce forced(id);  // its contract is checked whatever its evidence
     SamplingParams p = valid_params();
     REQUIRE(check_sampling_row(p, t, id, &row, true).ok());
     CHECK(row->kernel == SamplingKernel::unfiltered_vec);
@@ -282,7 +275,7 @@ void check_alone_contract(const char* id, SamplingKernel kernel, const char* fil
                           std::initializer_list<ParamsChange> other) {
   const TargetInfo& t = *resolve_target("sm_90").info;
   const capabilities::SamplingRow* row = nullptr;
-  const ForcedRow forced(id);
+  const ScopedForce forced(id);  // its contract is checked whatever its evidence
   SamplingParams p = valid_params();
   (p.*own).value = value;
   REQUIRE(check_sampling_row(p, t, id, &row, true).ok());

@@ -69,4 +69,21 @@ class Overrides {
   std::set<std::string, std::less<>> forced_;
 };
 
+// Forces the row `id` while it lives (nullptr: none): a row without device evidence runs only when forced
+// (tests, benchmarks and audits that pin it).
+class ScopedForce {
+ public:
+  explicit ScopedForce(const char* id) : id_(id ? id : "") {
+    if (!id_.empty()) Overrides::instance().force(id_);
+  }
+  ~ScopedForce() {
+    if (!id_.empty()) Overrides::instance().unforce(id_);
+  }
+  ScopedForce(const ScopedForce&) = delete;
+  ScopedForce& operator=(const ScopedForce&) = delete;
+
+ private:
+  std::string id_;
+};
+
 }  // namespace dcukern
