@@ -44,7 +44,7 @@ constexpr const char* kStreamEvidence =
 // Measured against the rows automatic selection took before it (no filter, temperature 1): 0.08-0.61x the
 // time at every B and V (capabilities/evidence/sampling-sm_90-unfiltered-53c09a7.json, an H100).
 constexpr const char* kUnfilteredEvidence =
-    "tests/device/sampling_device_test.cu (sm_90: H100, at 53c09a7); "
+    "tests/device/sampling_device_test.cu (sm_90: H100, at 53c09a7 and e0a95a5); "
     "capabilities/evidence/sampling-sm_90-unfiltered-53c09a7.json; AMD: compile only";
 constexpr SamplingContract unfiltered() {
   SamplingContract c = split(vectorised());
@@ -56,16 +56,20 @@ constexpr SamplingContract unfiltered() {
 // Measured against the rows automatic selection took before it (top-p 0.95 alone): 0.06-0.48x the time at
 // every B and V, 27.3-27.7 us at B = 1 (capabilities/evidence/sampling-sm_90-top-p.json, an H100).
 constexpr const char* kTopPEvidence =
-    "tests/device/sampling_device_test.cu (sm_90: H100, at faadd72); capabilities/evidence/sampling-sm_90-top-p.json; "
-    "AMD: compile only";
+    "tests/device/sampling_device_test.cu (sm_90: H100, at faadd72 and e0a95a5); "
+    "capabilities/evidence/sampling-sm_90-top-p.json, sampling-sm_90-min-p-e0a95a5.json; AMD: compile only";
 constexpr SamplingContract top_p_alone() {
   SamplingContract c = split(vectorised());
   c.filters = kFilterTopP;
   return c;
 }
 // Rows whose only filter is min-p (top_k and top_p off): before the rows below, which run the one-block
-// algorithm over such rows after their tiles' pass. No device evidence yet: the simulated device's tests
-// only, so the row runs only when forced (DCUKERN_FORCE) until tests and benchmarks on a GPU back it.
+// algorithm over such rows after their tiles' pass.
+// Measured against the rows automatic selection took before it (min-p 0.05 alone): 0.11-0.83x the time at
+// every B and V, 10.8-11.0 us at B = 1 (capabilities/evidence/sampling-sm_90-min-p-e0a95a5.json, an H100).
+constexpr const char* kMinPEvidence =
+    "tests/device/sampling_device_test.cu (sm_90: H100, at e0a95a5); "
+    "capabilities/evidence/sampling-sm_90-min-p-e0a95a5.json; AMD: compile only";
 constexpr SamplingContract min_p_alone() {
   SamplingContract c = split(vectorised());
   c.filters = kFilterMinP;
@@ -100,7 +104,8 @@ inline constexpr SamplingRow kSamplingRows[] = {
      "two kernels over 8192-element tiles, 16-byte loads: the unfiltered row's pass finds the row's maximum, "
      "then each tile sums its weights at or above min_p of it and the row's last block draws by inverse CDF "
      "over the tiles' sums, then inside one tile (the logits read twice, one tile a third time)",
-     0, nullptr, sampling_rows::min_p_alone(), sampling_rows::kSplitSemantics, nullptr, "sampling.stream.vec",
+     0, nullptr, sampling_rows::min_p_alone(), sampling_rows::kSplitSemantics, sampling_rows::kMinPEvidence,
+     "sampling.stream.vec",
      SamplingKernel::min_p_vec, "sampling_min_p_kernel<"},
     {"sampling.stream.vec",
      "one block per row streams the row's tiles (bf16: 32768 elements, fp16 and fp32 16384 on CUDA; half "

@@ -13,10 +13,9 @@
 // With a workspace the split rows can run: one block per tile of a row (8192 elements, or 16384 of
 // 16-bit logits at B >= 32), so that B = 1 is fast too (calls without a filter: sampling.unfiltered.vec,
 // one kernel that reads the logits once; calls whose only filter is top-p: sampling.top_p.vec, two; min-p
-// alone: sampling.min_p.vec, two, once it has device evidence: until then only where forced); the
-// workspace holds about 2 KB per 8192 elements of the batch (20 MB at B = 512, V = 151936; 68 MB at
-// B = 1024, V = 262144). Without one (sample(p, stream)) only the one-block-per-row rows can. The
-// workspace must be zeroed once before its first call
+// alone: sampling.min_p.vec, two); the workspace holds about 2 KB per 8192 elements of the batch (20 MB at
+// B = 512, V = 151936; 68 MB at B = 1024, V = 262144). Without one (sample(p, stream)) only the
+// one-block-per-row rows can. The workspace must be zeroed once before its first call
 // (sampling_workspace_init, or any memset to 0); every call leaves it ready for the next, whatever its B
 // and V, so a call of up to 1024 rows is one or two kernel launches (larger batches add a memset of their
 // counters; a call that dies with a device fault leaves the workspace undefined: zero it again). No

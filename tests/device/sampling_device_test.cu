@@ -12,7 +12,7 @@
 //  - rows whose only filter is top-p on the top-p row (sampling.top_p.vec): small V, V = 151936, B = 1 / 32 /
 //    1024, a top_p small enough that the four proposals mostly miss (the fallback's draw), per-row top_p
 //    and temperature, seeds, greedy and invalid rows, graph replay.
-//  - rows whose only filter is min-p on the min-p row (sampling.min_p.vec, forced: no device evidence yet):
+//  - rows whose only filter is min-p on the min-p row (sampling.min_p.vec):
 //    small V, min_p 1 over ties in three tiles, V = 151936, B = 1 / 32 / 1024, per-row min_p and
 //    temperature, seeds, greedy and invalid rows, graph replay.
 //  - every case runs the row automatic selection picks without a workspace (a one-block row) and the
@@ -115,7 +115,7 @@ std::vector<const char*> workspace_rows(const Batch& lb) {
 
 // A workspace for calls of the batch's shape. sample() pins `row` and passes the workspace; kAutoRow:
 // automatic selection without the workspace. A pinned row is forced for the call, so that it runs whether
-// or not it has device evidence (sampling.min_p.vec has none yet).
+// or not it has device evidence.
 struct Workspace {
   DeviceBuffer<uint8_t> d;
   explicit Workspace(size_t bytes) : d(bytes) {

@@ -294,46 +294,39 @@ void check_alone_contract(const char* id, SamplingKernel kernel, const char* fil
   check_rejects(id, why, other);
 }
 
-TEST_CASE("sampling top-p row: only calls whose top_k and min_p are host values that keep every token") {
+// Selection with a workspace (row `id` not forced): `id` for calls whose only filter is `own` (at `value`),
+// at any B; calls without a filter keep the unfiltered row; calls with top-k skip `id`, saying `why`.
+void check_alone_selected(const char* id, PerRow<float> SamplingParams::*own, float value, const char* why) {
   const TargetInfo& t = *resolve_target("sm_90").info;
   const capabilities::SamplingRow* row = nullptr;
-  const char* id = "sampling.top_p.vec";
-  check_alone_contract(id, SamplingKernel::top_p_vec, "filters:top_p", &SamplingParams::top_p, 0.9f, "top-p alone",
-                       {[](SamplingParams& q) { q.min_p.value = 0.01f; },
-                        [](SamplingParams& q) { q.min_p.device = reinterpret_cast<const float*>(logits); }});
-  // Selection with a workspace (the row not forced): the top-p row for top-p alone, at any B; calls without
-  // a filter keep the unfiltered row; calls with top-k skip both.
   for (int64_t b : {int64_t(1), capabilities::sampling_rows::kStreamBatchMin}) {
     SamplingParams alone = valid_params(b);
-    alone.top_p.value = 0.95f;
+    (alone.*own).value = value;
     REQUIRE(select_sampling(alone, t, &row, nullptr, true).ok());
     CHECK(std::string(row->id) == id);
     REQUIRE(select_sampling(valid_params(b), t, &row, nullptr, true).ok());
     CHECK(std::string(row->id) == "sampling.unfiltered.vec");
-    Explanation why;
-    REQUIRE(select_sampling(filtered_params(b), t, &row, &why, true).ok());
+    Explanation e;
+    REQUIRE(select_sampling(filtered_params(b), t, &row, &e, true).ok());
     CHECK(std::string(row->id) != id);
-    CHECK(why.to_string().find("top-p alone") != std::string::npos);
+    CHECK(e.to_string().find(why) != std::string::npos);
   }
 }
 
-TEST_CASE("sampling min-p row: only calls whose top_k and top_p are host values that keep every token; never "
-          "selected before it has device evidence") {
-  const TargetInfo& t = *resolve_target("sm_90").info;
-  const capabilities::SamplingRow* row = nullptr;
+TEST_CASE("sampling top-p row: only calls whose top_k and min_p are host values that keep every token") {
+  const char* id = "sampling.top_p.vec";
+  check_alone_contract(id, SamplingKernel::top_p_vec, "filters:top_p", &SamplingParams::top_p, 0.9f, "top-p alone",
+                       {[](SamplingParams& q) { q.min_p.value = 0.01f; },
+                        [](SamplingParams& q) { q.min_p.device = reinterpret_cast<const float*>(logits); }});
+  check_alone_selected(id, &SamplingParams::top_p, 0.95f, "top-p alone");
+}
+
+TEST_CASE("sampling min-p row: only calls whose top_k and top_p are host values that keep every token") {
   const char* id = "sampling.min_p.vec";
   check_alone_contract(id, SamplingKernel::min_p_vec, "filters:min_p", &SamplingParams::min_p, 0.1f, "min-p alone",
                        {[](SamplingParams& q) { q.top_p.value = 0.99f; },
                         [](SamplingParams& q) { q.top_p.device = reinterpret_cast<const float*>(logits); }});
-  // Not forced: without device evidence the row is never taken, and the explanation says so; pinning it
-  // is refused too.
-  SamplingParams alone = valid_params();
-  alone.min_p.value = 0.05f;
-  Explanation why;
-  REQUIRE(select_sampling(alone, t, &row, &why, true).ok());
-  CHECK(std::string(row->id) != id);
-  CHECK(why.to_string().find("no device evidence yet") != std::string::npos);
-  CHECK(check_sampling_row(alone, t, id, &row, true).code() == StatusCode::unsupported);
+  check_alone_selected(id, &SamplingParams::min_p, 0.05f, "min-p alone");
 }
 
 // P(Bin(n, p) >= m), summed in logs.
