@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
   float total;
   const float before = exclusive_sum(weight, total, s);
   int held = b.tile;  // the tile x holds
-  write_token(a, b.row, key_index(draw_over_tiles(b.L, x, held, weight, before, total, record.u, record.top, kept, s)),
+  write_token(a, b.row, draw_over_tiles(b.L, x, held, weight, before, total, record.u, record.top, kept, s).index,
               true);
   row_finished(a, w, s.flag);
 }

@@ -78,7 +78,6 @@ struct UnfilteredShared {
   float fallback_u;         // top_p role: stream 1's word 0
   float rest;               // the target's part inside the chosen tile
   uint64_t b64[1];          // a block-wide result, broadcast (all_max)
-  uint64_t drawn;           // the sort key of the element a draw took
   uint32_t flag;
 };
 
@@ -131,10 +130,17 @@ struct RowTileBlock {
 // running weight before it is at or below u * total, reads it into x (unless held), and takes the element
 // there the same way (thread, then item order; element weights weigh(tile, u, x), the same expression as
 // the tiles' weights were summed from) — draw_kept's rule (row_passes.hpp), so float rounding between
-// the two levels can never pick outside the row or a zero-weight element. Returns the element's sort key;
-// `top` (the row's largest) where the chosen tile holds no positive weight (exp2 underflow only).
+// the two levels can never pick outside the row or a zero-weight element. Where the chosen tile holds no
+// positive weight (exp2 underflow only) the draw takes `top`, the row's largest element's sort key.
+// The element a draw took: its index in every thread; its sort key in the one thread that took it (`mine`;
+// thread 0 where it is `top`), which stores it where needed: no barrier broadcasts it.
+struct TileDraw {
+  int64_t index;
+  bool mine;
+  uint64_t key;  // (where mine)
+};
 template <class Loader, class Weigh>
-__device__ inline uint64_t draw_over_tiles(const Loader& L, float (&x)[kUnfilteredItems], int& held, float weight,
+__device__ inline TileDraw draw_over_tiles(const Loader& L, float (&x)[kUnfilteredItems], int& held, float weight,
                                            float before, float total, float u, uint64_t top, Weigh weigh,
                                            UnfilteredShared& s) {
   using Tile = UnfilteredTile<Loader>;
@@ -160,12 +166,11 @@ __device__ inline uint64_t draw_over_tiles(const Loader& L, float (&x)[kUnfilter
     run += e;
   }
   const uint64_t picked = all_max(pick == 0 ? 0 : uint64_t(pick) << 32 | uint32_t(Tile::offset(pick_u)), s);
-  if (picked == 0 ? t == 0 : pick == uint32_t(picked >> 32))
-    s.drawn = picked == 0 ? top : sort_key(finite_logit(pick_x), chosen_base + int64_t(uint32_t(picked)));
-  __syncthreads();
-  const uint64_t drawn = s.drawn;
-  __syncthreads();  // (s.drawn: the next draw writes it)
-  return drawn;
+  TileDraw d;
+  d.index = picked == 0 ? key_index(top) : chosen_base + int64_t(uint32_t(picked));
+  d.mine = picked == 0 ? t == 0 : pick == uint32_t(picked >> 32);
+  d.key = picked == 0 ? top : sort_key(finite_logit(pick_x), d.index);
+  return d;
 }
 
 // kUnfilteredMinBlocks blocks per SM on sm_90 (at most 64 registers a thread; CUDA 13's ptxas: 64, with 4
@@ -246,11 +251,11 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
     if (kRole == UnfilteredRole::top_p && p.top_p < 1.0f) {
       pending = true;
       for (int r = 0; r < kTopPProposals; ++r) {
-        const uint64_t key = draw(s.u[r]);
-        if (t == 0) record->proposal[r] = key;
+        const TileDraw d = draw(s.u[r]);
+        if (d.mine) record->proposal[r] = d.key;
       }
     } else {
-      write_token(a, b.row, key_index(draw(s.u[0])), true);
+      write_token(a, b.row, draw(s.u[0]).index, true);
     }
   }
   if constexpr (kTwoKernels) {
