@@ -44,8 +44,8 @@ constexpr const char* kStreamEvidence =
 // Measured against the rows automatic selection took before it (no filter, temperature 1): 0.08-0.61x the
 // time at every B and V (capabilities/evidence/sampling-sm_90-unfiltered-53c09a7.json, an H100).
 constexpr const char* kUnfilteredEvidence =
-    "tests/device/sampling_device_test.cu (sm_90: H100, at 53c09a7 and e0a95a5); "
-    "capabilities/evidence/sampling-sm_90-unfiltered-53c09a7.json; AMD: compile only";
+    "tests/device/sampling_device_test.cu (sm_90: H100, at 53c09a7, e0a95a5 and 2b5cad4); "
+    "capabilities/evidence/sampling-sm_90-unfiltered-53c09a7.json, sampling-sm_90-draw-2b5cad4.json; AMD: compile only";
 constexpr SamplingContract unfiltered() {
   SamplingContract c = split(vectorised());
   c.filters = 0;
@@ -56,8 +56,9 @@ constexpr SamplingContract unfiltered() {
 // Measured against the rows automatic selection took before it (top-p 0.95 alone): 0.06-0.48x the time at
 // every B and V, 27.3-27.7 us at B = 1 (capabilities/evidence/sampling-sm_90-top-p.json, an H100).
 constexpr const char* kTopPEvidence =
-    "tests/device/sampling_device_test.cu (sm_90: H100, at faadd72 and e0a95a5); "
-    "capabilities/evidence/sampling-sm_90-top-p.json, sampling-sm_90-min-p-e0a95a5.json; AMD: compile only";
+    "tests/device/sampling_device_test.cu (sm_90: H100, at faadd72, e0a95a5 and 2b5cad4); "
+    "capabilities/evidence/sampling-sm_90-top-p.json, sampling-sm_90-min-p-e0a95a5.json, "
+    "sampling-sm_90-draw-2b5cad4.json; AMD: compile only";
 constexpr SamplingContract top_p_alone() {
   SamplingContract c = split(vectorised());
   c.filters = kFilterTopP;
@@ -68,8 +69,8 @@ constexpr SamplingContract top_p_alone() {
 // Measured against the rows automatic selection took before it (min-p 0.05 alone): 0.11-0.83x the time at
 // every B and V, 10.8-11.0 us at B = 1 (capabilities/evidence/sampling-sm_90-min-p-e0a95a5.json, an H100).
 constexpr const char* kMinPEvidence =
-    "tests/device/sampling_device_test.cu (sm_90: H100, at e0a95a5); "
-    "capabilities/evidence/sampling-sm_90-min-p-e0a95a5.json; AMD: compile only";
+    "tests/device/sampling_device_test.cu (sm_90: H100, at e0a95a5 and 2b5cad4); "
+    "capabilities/evidence/sampling-sm_90-min-p-e0a95a5.json, sampling-sm_90-draw-2b5cad4.json; AMD: compile only";
 constexpr SamplingContract min_p_alone() {
   SamplingContract c = split(vectorised());
   c.filters = kFilterMinP;
