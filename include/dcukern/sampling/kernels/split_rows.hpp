@@ -137,6 +137,34 @@ __device__ inline uint32_t largest_candidate_bin(int n, Shared& s) {
   return block_max_word(m, s.wave32[1]);
 }
 
+// The largest value bin of s.cand[0, n) and sort_top_by_bin's `fine` for them: the most extra key bits
+// (up to 15) that keep every candidate's bucket below kBins, from the smallest bin; every thread (one
+// barrier, the two reductions through it).
+struct FineBins {
+  uint32_t top_bin;
+  int fine;
+};
+__device__ inline FineBins fine_candidate_bins(int n, Shared& s) {
+  uint32_t top = 0, low = 0;  // low: the largest complement, so the smallest bin
+  for (int j = threadIdx.x; j < n; j += kThreads) {
+    const uint32_t b = uint32_t(s.cand[j] >> 48);
+    top = max(top, b);
+    low = max(low, 0xFFFFu - b);
+  }
+  top = wave_max_word(top);
+  low = wave_max_word(low);
+  if (lane_id() == 0) {
+    s.wave32[0][threadIdx.x / kWarpSize] = top;
+    s.wave32[1][threadIdx.x / kWarpSize] = low;
+  }
+  __syncthreads();
+  top = waves_max_word(s.wave32[0]);
+  const uint32_t span = top - (0xFFFFu - waves_max_word(s.wave32[1])) + 1u;  // bins from the smallest to top
+  int fine = 0;
+  while (fine < 15 && (span << (fine + 1)) <= uint32_t(kBins)) ++fine;
+  return FineBins{top, fine};
+}
+
 // The row's candidates s.cand[0, n) (unsorted, unique; 1 <= n <= kCap), elements of the row that hold its
 // top k (the draw's rules look at the first top_k of their sort order only) -> the largest m of them in
 // descending order at s.cand[0, m) (or in bucket order: by_bucket). Where they are few, or top_k is at most
@@ -146,11 +174,15 @@ __device__ inline uint32_t largest_candidate_bin(int n, Shared& s) {
 // not known yet, found here): where kOneLogitBins (bf16 rows: each value bin holds one logit) and they fit
 // one a thread, order_few_by_bucket (the caller zeroes s.few_count ahead); else, or where it does not
 // apply, sort_top_by_bin (place_top for at most 4 * kWaveDrawCap of top_k <= kWaveDrawCap where not
-// kOneLogitBins). order_few_by_bucket writes s.bin_count after a barrier and sort_top_by_bin zeroes it first,
+// kOneLogitBins). kFineBuckets (rows whose bins hold several logits: fp32, fp16): sort_top_by_bin with the
+// finest buckets that hold the candidates' bins (fine_candidate_bins, whose barrier takes the place of
+// largest_candidate_bin's; max_key unused), so that its ranks count within buckets of a few keys instead of
+// a bin's tens (the same order: the keys' descending order down to the k-th, which is all the draw reads).
+// order_few_by_bucket writes s.bin_count after a barrier and sort_top_by_bin zeroes it first,
 // which the split kernel's scan part overlaps (SplitShared): there the merge leaves max_key 0, and
 // largest_candidate_bin's barrier ends every thread's reads of the scan's part (s.scan.threshold) before
 // it. A caller that passes a known max_key with such reads pending synchronises the block first.
-template <bool kOneLogitBins>
+template <bool kOneLogitBins, bool kFineBuckets = false>
 __device__ inline OrderedCandidates order_candidates(uint64_t max_key, int top_k, int n, Shared& s) {
   auto placed = [](int m) { return OrderedCandidates{m, false, 0}; };
   auto top_bin = [&] { return max_key != 0 ? uint32_t(max_key >> 48) : largest_candidate_bin(n, s); };
@@ -165,6 +197,10 @@ __device__ inline OrderedCandidates order_candidates(uint64_t max_key, int top_k
   }
   if constexpr (4 * kWaveDrawCap <= kThreads / 2)
     if (small_k && n <= 4 * kWaveDrawCap) return placed(place_top<4 * kWaveDrawCap>(n, s));
+  if constexpr (kFineBuckets) {
+    const FineBins f = fine_candidate_bins(n, s);
+    return sort_top_by_bin(n, top_k, f.top_bin, s, f.fine);
+  }
   return sort_top_by_bin(n, top_k, top_bin(), s);
 }
 
