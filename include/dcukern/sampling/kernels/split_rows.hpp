@@ -44,16 +44,16 @@ __device__ inline bool arrive_last(uint32_t* counter, int blocks, uint32_t& flag
 
 // Lines of a row into L2 before grid_dependency_wait(), by the call's first kernel (prefetch_l2, a hint):
 // they stream in while the kernel before it finishes, and since that kernel's stores land in L2 the
-// loads after the wait still see them. prefetch_tile: the block's tile, one 128-byte line a thread.
+// loads after the wait still see them. prefetch_tile: the block's tile, its 128-byte lines round the threads.
 // prefetch_sample: the threshold kernel's sample (the first kSampleRunBytes of every kSampleStrideBytes).
 constexpr int kLineBytes = 128;
 template <DType DT, int kItems>
 __device__ __forceinline__ void prefetch_tile(const SamplingArgs& a, int64_t row, int64_t base) {
   constexpr int kElt = DT == DType::f32 ? 4 : 2, kLines = int(split_tile(kItems)) * kElt / kLineBytes;
-  static_assert(kLines <= kThreads, "one line a thread");
-  const int64_t at = base * kElt + int64_t(threadIdx.x) * kLineBytes;
-  if (int(threadIdx.x) < kLines && at < a.vocab * kElt)
-    prefetch_l2(static_cast<const char*>(row_start<DT>(a, row)) + at);
+  for (int l = int(threadIdx.x); l < kLines; l += kThreads) {
+    const int64_t at = base * kElt + int64_t(l) * kLineBytes;
+    if (at < a.vocab * kElt) prefetch_l2(static_cast<const char*>(row_start<DT>(a, row)) + at);
+  }
 }
 template <DType DT, int kBlock>
 __device__ __forceinline__ void prefetch_sample(const SamplingArgs& a, int64_t row) {
@@ -96,7 +96,8 @@ __device__ __forceinline__ bool split_local_row(const RowParams& p, int64_t voca
 template <bool kFull, class Loader, class Tile>
 __device__ __forceinline__ void append_keys(const Loader& L, int64_t base, const Tile& x, uint32_t floor_bin,
                                             uint32_t* counter, uint64_t* out, uint32_t cap) {
-  static_assert(Tile::kCount <= 64 && (Tile::kCount <= 32 || Tile::kCount % 32 == 0), "one mask bit per element");
+  static_assert(Tile::kCount <= 64 && (!Tile::kPairs || Tile::kCount <= 32 || Tile::kCount % 32 == 0),
+                "one mask bit per element");
   using Mask = std::conditional_t<(Tile::kCount > 32), uint64_t, uint32_t>;
   const float lowest = bin_floor(floor_bin);  // a bf16 too: its low 16 bits are 0
   // Bit u: element u; for pairs, in each group of 16 words (32 elements) from element 32c, bit 32c + p:
