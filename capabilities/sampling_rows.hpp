@@ -25,7 +25,8 @@ constexpr SamplingContract split(SamplingContract c) {
 constexpr Semantics kSplitSemantics{true, true, false};
 constexpr const char* kSplitEvidence =
     "tests/device/sampling_device_test.cu (sm_90, H200, at 13beda6); capabilities/evidence/sampling-sm_90.json "
-    "(below 64 rows; sampling-sm_90-d5c2793.json at every batch); AMD: compile only";
+    "(below 64 rows; sampling-sm_90-d5c2793.json at every batch; the fp32 rows' threshold sample, fine buckets "
+    "and 40-element tiles on an H100: sampling-sm_90-fp32-f1fb3c3.json); AMD: compile only";
 constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
     "capabilities/evidence/sampling-sm_90.json; AMD: compile only";

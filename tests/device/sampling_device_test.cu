@@ -426,6 +426,10 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
   const int64_t small_b = quick_mode() ? 4 : 32;
   const Batch c32_small(DType::f32, conc, small_b), f16_small(DType::bf16, flat, small_b);
   check_distribution(c32_small, away_from_edges(c32_small.row, rp(50, 0.9, 0.0)), split_row(c32_small));
+  // fp32 at B = 32: 40 elements a thread where 32 rows' tiles then fit one round (split_wide_f32: 132
+  // compute units), with the threshold kernel and the fine buckets of top_k 1000.
+  const Batch c32_wide(DType::f32, conc, 32);
+  check_distribution(c32_wide, away_from_edges(c32_wide.row, rp(1000, 0.95, 0.01)), split_row(c32_wide));
   check_distribution(f16_small, away_from_edges(f16_small.row, rp(20, 0.95, 0.0)), split_row(f16_small));
   // bf16 at B = 32 (64 elements a thread, split_items) with the threshold kernel.
   check_distribution(f16_small, away_from_edges(f16_small.row, rp(1000, 0.8, 0.0)), split_row(f16_small));

@@ -377,6 +377,14 @@ TEST_CASE("sampling workspace: tile sizes by batch and logits dtype, every regio
   CHECK(split_items(kSplitPairsBatch - 1, v, DType::f32, true) == 16);
   CHECK(split_items(kSplitPairsBatch, v, DType::f32, true) == 32);  // fp32: 32 floats while 2 blocks share an SM
   CHECK(split_items(kSplitLargeBatch, v, DType::f32, true) == 16);
+  // fp32 from kSplitPairsBatch rows: 40 elements where that, and not 32, fits one round of 2 blocks an SM.
+  CHECK(split_items(32, 151936, DType::f32, true, 132) == kSplitWideItems);  // 8 tiles a row: 256 <= 264
+  CHECK(split_items(33, 151936, DType::f32, true, 132) == kSplitWideItems);  // 264
+  CHECK(split_items(34, 151936, DType::f32, true, 132) == 32);               // 272: neither fits
+  CHECK(split_items(32, 151936, DType::f32, true, 0) == 32);                 // not known (HIP): never
+  CHECK(split_items(32, 100000, DType::f32, true, 132) == 32);               // 32 elements fit already
+  CHECK(split_items(32, 248320, DType::f32, true, 132) == 32);               // 13 tiles: neither fits
+  CHECK(split_items(32, 151936, DType::f16, true, 132) == 32);               // fp32 rows only
   // Small bf16 batches take 64 elements where the device has clusters and a row is a cluster of 2 to 8 tiles.
   CHECK(split_items(1, v, DType::bf16, true) == 64);
   CHECK(split_items(kSplitPairsBatch - 1, 262144, DType::bf16, true) == 64);
@@ -430,6 +438,11 @@ TEST_CASE("sampling workspace: tile sizes by batch and logits dtype, every regio
       for (const bool clusters : {false, true}) {
         const SplitWorkspace w = split_layout(ws.data(), b, 262144, dt, true, clusters);
         CHECK(w.items == split_items(b, 262144, dt, clusters));
+        // The wide fp32 tiles' lists (V = 262144 needs 1024 rows of 2 blocks to take them).
+        const SplitWorkspace wide = split_layout(ws.data(), b, 262144, dt, true, clusters, 1024);
+        CHECK(wide.items == split_items(b, 262144, dt, clusters, 1024));
+        CHECK(reinterpret_cast<const char*>(wide.list + b * wide.tiles * split_list_cap(wide.items)) <=
+              ws.data() + ws.size());
         CHECK(split_layout(ws.data(), b, 262144, dt, false, clusters).items == kScalarSplitItems);
         CHECK(w.tiles <= split_tiles(262144));
         const char* end = reinterpret_cast<const char*>(w.list + b * w.tiles * split_list_cap(w.items));

@@ -22,6 +22,14 @@
 
 namespace dcukern::sampling_detail {
 
+// The wide fp32 tiles (split_wide_f32) where DCUKERN_CUDA_MIN_BLOCKS holds the split kernel at 2 blocks an SM:
+// CUDA (and the simulated device, which runs CUDA's code paths).
+#if DCUKERN_PLATFORM_CUDA || DCUKERN_PLATFORM_SIM
+constexpr bool kSplitWideTiles = true;
+#else
+constexpr bool kSplitWideTiles = false;
+#endif
+
 template <bool kVec, DType DT>
 Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t batch, const DeviceContext& ctx,
                       stream_t s) {
@@ -59,6 +67,9 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
         else return launch(sampling_split_kernel<kVec, DT, 3, 32>, grid, "sampling launch");
       }
 #endif
+      if constexpr (kSplitWideTiles && DT == DType::f32)  // split_wide_f32
+        if (w->items == kSplitWideItems)
+          return launch(sampling_split_kernel<kVec, DT, 2, kSplitWideItems>, grid, "sampling launch");
       if (w->items == 32)  // batches of kSplitPairsBatch rows or more (split_items)
         return launch(sampling_split_kernel<kVec, DT, 2, 32>, grid, "sampling launch");
     }
@@ -131,7 +142,9 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
                      bool advance, const DeviceContext& ctx, stream_t s) {
   SplitWorkspace w{};
   if (uses_workspace(kernel)) {  // the workspace's counters are zero (sampling_workspace_init, then every call)
-    w = split_layout(workspace, batch, a.vocab, dt, kernel == SamplingKernel::split_vec, ctx.facts.clusters);
+    const int resident_pairs = kSplitWideTiles ? ctx.facts.compute_units : 0;
+    w = split_layout(workspace, batch, a.vocab, dt, kernel == SamplingKernel::split_vec, ctx.facts.clusters,
+                     resident_pairs);
     w.advance = advance;
     if (unfiltered_tiles(kernel)) {  // their own tiles, inside the regions of 16-item tiles
       w.items = kUnfilteredItems;

@@ -102,15 +102,28 @@ DCUKERN_HD constexpr int64_t split_tile(int items) { return int64_t(kSplitThread
 DCUKERN_HD constexpr int split_tiles(int64_t vocab, int items = 16) {
   return int((vocab + split_tile(items) - 1) / split_tile(items));
 }
+// fp32 rows of kSplitPairsBatch to kSplitLargeBatch rows take kSplitWideItems elements a thread where that,
+// and not 32, puts the batch's tiles in one round of the 2-blocks-per-SM kernel on `resident_pairs` compute
+// units (CUDA's; 0 elsewhere: never): at V = 151936 and B = 32, 8 tiles a row (256 blocks) instead of 10
+// (320 for the H200's 264 places, where the rows whose tiles wait for the second round end about 4 us after
+// the others: capabilities/evidence/sampling-sm_90-trace.json).
+constexpr int kSplitWideItems = 40;
+DCUKERN_HD constexpr bool split_wide_f32(int64_t batch, int64_t vocab, int resident_pairs) {
+  const int64_t places = 2 * int64_t(resident_pairs);
+  return batch * split_tiles(vocab, kSplitWideItems) <= places && batch * split_tiles(vocab, 32) > places;
+}
 // Below kSplitPairsBatch rows the tiles keep 16 elements a thread (more blocks a row), except bf16 rows
 // that run as clusters (split_clustered, on a device with clusters: `clusters`): there the tiles hand over
 // through shared memory and fewer, larger tiles shorten the row's chain. Measured on the H200 (top-k +
 // top-p, B = 1, 64 against 16 elements): V = 151936 0.89-0.90x the time, V = 248320 0.68-0.86x.
-DCUKERN_HD constexpr int split_items(int64_t batch, int64_t vocab, DType logits, bool clusters) {
+DCUKERN_HD constexpr int split_items(int64_t batch, int64_t vocab, DType logits, bool clusters,
+                                     int resident_pairs = 0) {
   if (batch < kSplitPairsBatch)
     return logits == DType::bf16 && clusters && split_clustered(64, split_tiles(vocab, 64)) ? 64 : 16;
   if (logits == DType::bf16) return 64;
-  return logits == DType::f16 || batch < kSplitLargeBatch ? 32 : 16;
+  if (logits == DType::f16) return 32;
+  if (batch >= kSplitLargeBatch) return 16;
+  return split_wide_f32(batch, vocab, resident_pairs) ? kSplitWideItems : 32;
 }
 
 // Fast rows of small top_k in batches below kSplitLargeBatch skip the threshold kernel's estimate: each
@@ -163,7 +176,7 @@ DCUKERN_HD constexpr size_t split_list_keys(int64_t v, int items) {
   return size_t(split_tiles(v, items)) * size_t(split_list_cap(items));
 }
 DCUKERN_HD constexpr size_t split_list_bytes(int64_t b, int64_t v) {
-  const int tile_items[] = {16, 32, 64};  // every size split_items and kScalarSplitItems give
+  const int tile_items[] = {16, 32, kSplitWideItems, 64};  // every size split_items and kScalarSplitItems give
   size_t most = 0;
   for (const int items : tile_items) {
     const size_t keys = split_list_keys(v, items);
@@ -177,8 +190,10 @@ DCUKERN_HD constexpr size_t split_workspace_bytes(int64_t b, int64_t v) {
 }
 
 // The regions of a call with logits of dtype `logits` (inside the regions sized for 16-item tiles);
-// vectorised: the call takes sampling.split.vec; clusters: the device has clusters (DeviceFacts::clusters).
-inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v, DType logits, bool vectorised, bool clusters) {
+// vectorised: the call takes sampling.split.vec; clusters: the device has clusters (DeviceFacts::clusters);
+// resident_pairs: split_items' (the compute units where the kernel holds 2 blocks an SM, else 0).
+inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v, DType logits, bool vectorised, bool clusters,
+                                   int resident_pairs = 0) {
   char* p = static_cast<char*>(base);
   SplitWorkspace w;
   w.sync = reinterpret_cast<SplitSync*>(p) + 1;
@@ -188,7 +203,7 @@ inline SplitWorkspace split_layout(void* base, int64_t b, int64_t v, DType logit
   w.header = reinterpret_cast<SplitHeader*>(p);
   p += split_header_bytes(b, v);
   w.list = reinterpret_cast<uint64_t*>(p);
-  w.items = vectorised ? split_items(b, v, logits, clusters) : kScalarSplitItems;
+  w.items = vectorised ? split_items(b, v, logits, clusters, resident_pairs) : kScalarSplitItems;
   w.tiles = split_tiles(v, w.items);
   w.rows = int(b);
   w.advance = false;

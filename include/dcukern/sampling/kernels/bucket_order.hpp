@@ -60,12 +60,16 @@ struct OrderedCandidates {
 // token_in_bucket_order finds the key the sort would have put at the drawn one (bench/sampling_draw_cycles.cu
 // on the H200, bf16 V = 151936 top_k 1000, ~40 keys a bucket: the ranks took ~2,600 of the ~6,000 cycles;
 // order_candidates now ~2,800, the draw 3,200 -> 3,500 with the lookup).
+// fine (0..15): each bin split into 2^fine buckets by the key's next fine bits (bucket = top_bin's last
+// bucket minus key >> (48 - fine)), so that rows whose bins hold several logits (fp32, fp16) rank within
+// smaller buckets: the caller takes the most that keep the candidates' bins inside kBins buckets
+// (order_candidates). With fine > 0 the keys are always ranked (no by_bucket result).
 // A key outside the buckets (not expected), or a bucket of more than kRankBucket keys (near-flat rows,
 // where ranking would cost more than sorting): the bitonic sort of all n instead (m = n). Uses
 // s.bin_count, s.bin_mass, s.wave32, s.n_cand and s.mixed_bins: the caller must not need them;
 // by_bucket leaves s.bin_count's words for token_in_bucket_order.
 constexpr int kRankBucket = 256;
-__device__ inline OrderedCandidates sort_top_by_bin(int n, int k, uint32_t top_bin, Shared& s) {
+__device__ inline OrderedCandidates sort_top_by_bin(int n, int k, uint32_t top_bin, Shared& s, int fine = 0) {
   static_assert(kCap == kCapItems * kThreads && kCap <= 0xFFFF && kBins % kThreads == 0 && kBins >= kCap,
                 "bucket layout");
   constexpr int kPer = kBins / kThreads;
@@ -74,6 +78,9 @@ __device__ inline OrderedCandidates sort_top_by_bin(int n, int k, uint32_t top_b
   const int tid = int(threadIdx.x), wave = tid / kWarpSize;
   const OrderedCandidates sorted_all{n, false, top_bin};
   k = k < n ? k : n;
+  const int shift = 48 - fine;
+  const uint32_t top_bucket_key = top_bin << fine | ((1u << fine) - 1u);  // the last key >> shift of top_bin
+  auto bucket_of = [&](uint64_t g) { return top_bucket_key - uint32_t(g >> shift); };
   static_assert(kPer == 4, "a thread's bucket words are one 16-byte access");
   uint4* my_words = reinterpret_cast<uint4*>(word) + tid;  // buckets tid * kPer ..
   *my_words = make_uint4(0, 0, 0, 0);
@@ -85,10 +92,10 @@ __device__ inline OrderedCandidates sort_top_by_bin(int n, int k, uint32_t top_b
   for (int q = 0; q < kCapItems; ++q) {
     const int j = q * kThreads + tid;
     key[q] = j < n ? s.cand[j] : 0;
-    const uint32_t b = top_bin - uint32_t(key[q] >> 48);
+    const uint32_t b = bucket_of(key[q]);
     bucket[q] = j < n && b < uint32_t(kBins) ? b : uint32_t(kBins);
     outside = outside || (j < n && b >= uint32_t(kBins));
-    mixed = mixed || (j < n && !one_logit_bin(key[q]));
+    mixed = mixed || (j < n && (fine > 0 || !one_logit_bin(key[q])));
   }
   if (__syncthreads_or(outside)) return sort_candidates(n, s), sorted_all;  // (every key is in registers)
   if (mixed) s.mixed_bins = 1;
@@ -142,7 +149,7 @@ __device__ inline OrderedCandidates sort_top_by_bin(int n, int k, uint32_t top_b
     const int j = q * kThreads + tid;
     if (j >= m) continue;
     const uint64_t g = grouped[j];
-    const uint32_t w = word[top_bin - uint32_t(g >> 48)];
+    const uint32_t w = word[bucket_of(g)];
     const int first = int(w & 0xFFFFu), end = first + int(w >> 16);
     s.cand[first + rank_in_bucket(grouped, first, end, g)] = g;
   }

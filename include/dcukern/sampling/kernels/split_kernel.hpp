@@ -111,7 +111,8 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
         n = plan_gather(w.tiles, s) ? gather_lists<kListBatch, split_list_cap(kItems)>(w, row, s)
                                     : gather_row<DT, kVec, kItems>(a, w, row, s);
       // hold the row's top k
-      const OrderedCandidates o = order_candidates<kFewByBucket<DT, kCluster>>(plan.max_key, p.top_k, n, s.draw);
+      const OrderedCandidates o =
+          order_candidates<kFewByBucket<DT, kCluster>, DT != DType::bf16>(plan.max_key, p.top_k, n, s.draw);
       if (key_logit(s.draw.cand[0]) == -INFINITY) return write_token(a, row, kSamplingInvalidToken, false);
       return write_token(a, row, draw_ordered(p, o, u, s.draw), true);
     }

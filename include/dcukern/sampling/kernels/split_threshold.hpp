@@ -30,9 +30,15 @@ namespace dcukern::sampling_detail {
 // unconditionally (past the end from the row's start), so that a group's loads are in flight together;
 // their elements read as -inf, and `live` counts the loads that lie inside the row (a prefix of q: the
 // count skips the rest). Offsets are 32-bit: a row holds at most kSamplingMaxVocab elements.
+// fp32 rows in the wide block hold 32 floats a thread (eight loads): one group covers the sample of a row of
+// up to kSamplingMaxVocab elements, so the count pass reads no group a second time.
 template <DType DT, bool kVec, int kBlock>
-struct SampleRegs : ElementRegs<DT == DType::bf16 && kVec, DT == DType::bf16 && kVec ? 32 : 16> {
-  using Base = ElementRegs<DT == DType::bf16 && kVec, DT == DType::bf16 && kVec ? 32 : 16>;
+inline constexpr int kSampleElements = DT == DType::bf16 && kVec                                       ? 32
+                                       : DT == DType::f32 && kVec && kBlock == kThresholdThreadsWide ? 32
+                                                                                                    : 16;
+template <DType DT, bool kVec, int kBlock>
+struct SampleRegs : ElementRegs<DT == DType::bf16 && kVec, kSampleElements<DT, kVec, kBlock>> {
+  using Base = ElementRegs<DT == DType::bf16 && kVec, kSampleElements<DT, kVec, kBlock>>;
   using Base::kCount, Base::kPairs, Base::w, Base::f;
   static constexpr int kElt = DT == DType::f32 ? 4 : 2;
   static constexpr uint32_t kRun = kSampleRunBytes / kElt, kStride = kSampleStrideBytes / kElt;  // elements
