@@ -185,8 +185,9 @@ __device__ inline FineBins fine_candidate_bins(int n, Shared& s) {
 // sort_top_by_bin with the finest buckets that hold the candidates' bins (fine_candidate_bins, whose barrier
 // takes the place of largest_candidate_bin's; max_key unused), so that its ranks count within buckets of a
 // few keys instead of a bin's tens (the same order: the keys' descending order down to the k-th, which is
-// all the draw reads). Measured on an H100: top_k 1000 0.92-0.95x the time; top_k 20 1.01x, where the
-// buckets near the top hold few keys anyway, so small k keeps whole bins.
+// all the draw reads). On an H100, this with the threshold kernel's one-group sample took 0.92-0.95x the
+// time at top_k 1000 and up to 1.01x at top_k 20, where the buckets near the top hold few keys anyway: small
+// k keeps whole bins.
 // order_few_by_bucket writes s.bin_count after a barrier and sort_top_by_bin zeroes it first,
 // which the split kernel's scan part overlaps (SplitShared): there the merge leaves max_key 0, and
 // largest_candidate_bin's barrier ends every thread's reads of the scan's part (s.scan.threshold) before
