@@ -69,7 +69,8 @@ Status launch_kernels(const SamplingArgs& a, const SplitWorkspace* w, int64_t ba
 #endif
       if constexpr (kSplitWideTiles && DT == DType::f32)  // split_wide_f32
         if (w->items == kSplitWideItems)
-          return launch(sampling_split_kernel<kVec, DT, 2, kSplitWideItems>, grid, "sampling launch");
+          return launch(sampling_split_kernel<kVec, DT, kSplitWideBlocksPerSm, kSplitWideItems>, grid,
+                        "sampling launch");
       if (w->items == 32)  // batches of kSplitPairsBatch rows or more (split_items)
         return launch(sampling_split_kernel<kVec, DT, 2, 32>, grid, "sampling launch");
     }
@@ -153,10 +154,11 @@ inline Status launch(SamplingKernel kernel, DType dt, const SamplingArgs& a, int
     w.thresholds =  // (the stream kernel and the unfiltered tiles' kernels take none)
         kernel != SamplingKernel::stream_vec && !unfiltered_tiles(kernel) &&
         split_thresholds(batch, a.top_k_ptr != nullptr, a.top_k, w.tiles);
-    if (batch > kSyncRows)  // other shapes' regions may overlap these counters (workspace.hpp)
-      if (Status e = runtime_status(runtime_memset_async(workspace, 0, split_sync_bytes(batch), s), "sampling workspace");
-          !e.ok())
-        return e;
+    if (batch > kSyncRows) {  // other shapes' regions may overlap these counters (workspace.hpp)
+      const Status e =
+          runtime_status(runtime_memset_async(workspace, 0, split_sync_bytes(batch), s), "sampling workspace");
+      if (!e.ok()) return e;
+    }
   }
   switch (kernel) {
     case SamplingKernel::block: return launch_dtype<false>(kernel, dt, a, nullptr, batch, ctx, s);

@@ -108,8 +108,9 @@ DCUKERN_HD constexpr int split_tiles(int64_t vocab, int items = 16) {
 // (320 for the H200's 264 places, where the rows whose tiles wait for the second round end about 4 us after
 // the others: capabilities/evidence/sampling-sm_90-trace.json).
 constexpr int kSplitWideItems = 40;
+constexpr int kSplitWideBlocksPerSm = 2;  // the instance launch_kernels takes for them (DCUKERN_CUDA_MIN_BLOCKS)
 DCUKERN_HD constexpr bool split_wide_f32(int64_t batch, int64_t vocab, int resident_pairs) {
-  const int64_t places = 2 * int64_t(resident_pairs);
+  const int64_t places = kSplitWideBlocksPerSm * int64_t(resident_pairs);
   return batch * split_tiles(vocab, kSplitWideItems) <= places && batch * split_tiles(vocab, 32) > places;
 }
 // Below kSplitPairsBatch rows the tiles keep 16 elements a thread (more blocks a row), except bf16 rows
