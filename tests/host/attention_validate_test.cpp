@@ -205,6 +205,33 @@ TEST_CASE("attention: split-KV plan and workspace bound") {
       CHECK(int64_t(down.num_chunks) * 8 > int64_t(bpc) * 132 / 2);
       CHECK(up.num_chunks >= down.num_chunks);
     }
+    // Whole 16-key groups (kAttnFineChunkGranule) fill every CU in one wave where 64-key chunks leave some
+    // idle: 4 KV heads (4 blocks a chunk), 1 block a CU: 33 chunks of 1008 keys (132 blocks) against 32 of
+    // 1024. The default workspace query (64-key chunks, 4 blocks a CU, rounded up) bounds such plans.
+    {
+      AttentionCall wide = one;
+      wide.num_kv_heads = 4, wide.num_q_heads = 16;
+      AttentionPlanOptions o;
+      o.blocks_per_cu = 1;
+      AttentionPlan fine, coarse;
+      REQUIRE(plan_attention(wide, 132, o, &fine, 8, true, kAttnFineChunkGranule).ok());
+      REQUIRE(plan_attention(wide, 132, o, &coarse, 8, true).ok());
+      CHECK(fine.num_chunks == 33);
+      CHECK(fine.chunk_size == 1008);
+      CHECK(coarse.num_chunks == 32);
+      CHECK(coarse.chunk_size == 1024);
+      for (int heads : {1, 2, 4, 8, 64})
+        for (int64_t context : {int64_t(1), int64_t(700), int64_t(4096), int64_t(32768), int64_t(100003),
+                                int64_t(1) << 20}) {
+          AttentionCall call = one;
+          call.num_kv_heads = heads, call.num_q_heads = 4 * heads, call.max_context = context;
+          AttentionPlan f, ws;
+          REQUIRE(plan_attention(call, 132, o, &f, 8, true, kAttnFineChunkGranule).ok());
+          REQUIRE(plan_attention(call, 132, {}, &ws).ok());
+          CHECK(f.num_chunks <= ws.num_chunks);
+          CHECK(f.chunk_size % kAttnFineChunkGranule == 0);
+        }
+    }
     // 8 sequences (64 blocks per chunk), 2 blocks per CU: 4 chunks (256 blocks) in one wave, 5 rounded up.
     one.batch = 8;
     AttentionPlanOptions o;
@@ -405,6 +432,19 @@ TEST_CASE("attention call plan: the pipelined row's ring depth and its plan (sm_
   cp = plan_of(call_of(32, 8, 128, fp8, 64, 4096));
   CHECK(cp.shallow_ring);
   CHECK_FALSE(cp.split);
+  // bf16 at head_dim 256: one block a CU (the H200's and H100's residency there), so 16-key chunk sizes: 33
+  // chunks of 1008 at B = 1, context 32768; an explicit block target keeps the 64-key ones.
+  auto plan_one_a_cu = [](const AttentionCall& c, int blocks_per_cu = 0) {
+    AttentionPlanOptions opt;
+    opt.blocks_per_cu = blocks_per_cu;
+    AttentionCallPlan out;
+    REQUIRE(plan_attention_call(kPipe, true, c, 132, opt, [](bool) { return 1; }, &out).ok());
+    return out.plan;
+  };
+  CHECK(plan_one_a_cu(call_of(24, 4, 256, DType::bf16, 1, 32768)).num_chunks == 33);
+  CHECK(plan_one_a_cu(call_of(24, 4, 256, DType::bf16, 1, 32768)).chunk_size == 1008);
+  CHECK(plan_one_a_cu(call_of(24, 4, 256, DType::bf16, 1, 32768), 1).chunk_size == 1024);
+  CHECK(plan_of(call_of(32, 8, 128, DType::bf16, 1, 32768)).plan.chunk_size == 1024);  // two blocks a CU
   cp = plan_of(call_of(32, 8, 128, fp8, 8, 32768));  // 64 blocks a chunk: 4 chunks on the 6-stage ring
   CHECK_FALSE(cp.shallow_ring);
   CHECK(cp.plan.num_chunks == 4);

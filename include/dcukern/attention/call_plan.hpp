@@ -35,7 +35,10 @@ Status plan_attention_call(AttentionKernel kernel, bool needs_workspace, const A
         if (const int blocks = resident(shallow_ring)) target.blocks_per_cu = std::min(blocks, kAttnBlocksPerCu);
       AttentionPlanOptions plan_opt = opt;
       if (plan_opt.blocks_per_cu == 0) plan_opt.blocks_per_cu = target.blocks_per_cu;
-      return plan_attention(call, compute_units, plan_opt, plan, max_tile, target.one_wave);
+      // The row's own one-wave target of one block a CU: whole 16-key groups (kAttnFineChunkGranule).
+      const bool fine = opt.blocks_per_cu == 0 && target.one_wave && target.blocks_per_cu == 1;
+      return plan_attention(call, compute_units, plan_opt, plan, max_tile, target.one_wave,
+                            fine ? kAttnFineChunkGranule : kAttnChunkGranule);
     };
     if (Status s = plan_for(cp.shallow_ring, &cp.plan); !s.ok()) return s;
     // Above head_dim 128 the ring depth follows from the keys a block (attention_wide_shallow_ring), where

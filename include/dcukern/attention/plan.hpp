@@ -31,6 +31,15 @@ struct AttentionPlan {
 };
 
 constexpr int64_t kAttnMinChunk = 128;     // automatic plans never cut finer
+// Automatic chunk sizes are multiples of kAttnChunkGranule keys (the pipelined kernel's four 16-key teams
+// take equal shares). One-wave plans at one block a CU (the pipelined row at head_dim > 128, f16 / bf16 KV:
+// attention_kernel_block_target) take whole 16-key groups instead, so that the plan fills every CU: B = 1,
+// context 32768, 4 blocks a chunk on 132 CUs gives 33 chunks of 1008 keys (132 blocks) where 64 gives 32 of
+// 1024 (128 blocks, 4 CUs idle). Measured on an H100 (24x4x256 bf16, pages 16 / 544 and the head-major
+// pool): 0.987-0.992x the time; where a CU holds two blocks (32x8x128 bf16 and fp8; 24x4x256 fp8 at one
+// block a CU) the extra chunk cost 1.002-1.009x (capabilities/evidence/attention-sm_90-chunk-granule.json).
+constexpr int64_t kAttnChunkGranule = 64;
+constexpr int64_t kAttnFineChunkGranule = 16;
 constexpr int kAttnBlocksPerCu = 4;        // the largest default block target of any row (workspace bound)
 constexpr int64_t kAttnMaxGridBlocks = (int64_t(1) << 31) - 1;
 
@@ -50,8 +59,10 @@ inline int attention_q_tiles(const AttentionCall& c, int max_tile = 8) {
 // the workspace of the default cap (attention_workspace_bytes) bounds every row's. one_wave: the block
 // target is the kernel's residency, so the chunk count is rounded down (one wave, no partial second
 // one); otherwise the target oversubscribes and is rounded up (attention_kernel_block_target).
+// granule: automatic chunk sizes are multiples of it (kAttnChunkGranule, or kAttnFineChunkGranule).
 inline Status plan_attention(const AttentionCall& c, int compute_units, const AttentionPlanOptions& opt,
-                             AttentionPlan* plan, int max_tile = 8, bool one_wave = false) {
+                             AttentionPlan* plan, int max_tile = 8, bool one_wave = false,
+                             int64_t granule = kAttnChunkGranule) {
   const int64_t rows = int64_t(c.batch) * c.q_tokens * c.num_q_heads;
   const int64_t units = int64_t(c.batch) * c.num_kv_heads * attention_q_tiles(c, max_tile);  // blocks per chunk
   const int64_t ctx = std::max<int64_t>(c.max_context, 1);
@@ -67,7 +78,7 @@ inline Status plan_attention(const AttentionCall& c, int compute_units, const At
     int64_t wanted = units >= target && !opt.force_split ? 1 : fit;
     if (opt.force_split) wanted = std::max<int64_t>(wanted, 2);
     int64_t size = (ctx + wanted - 1) / wanted;
-    size = std::max(kAttnMinChunk, (size + 63) / 64 * 64);
+    size = std::max(kAttnMinChunk, (size + granule - 1) / granule * granule);
     if (opt.force_split && size >= ctx) size = std::max<int64_t>(1, (ctx + 1) / 2);
     p.chunk_size = size;
   }
