@@ -37,7 +37,7 @@ constexpr int64_t kAttnMinChunk = 128;     // automatic plans never cut finer
 // context 32768, 4 blocks a chunk on 132 CUs gives 33 chunks of 1008 keys (132 blocks) where 64 gives 32 of
 // 1024 (128 blocks, 4 CUs idle). Measured on an H100 (24x4x256 bf16, pages 16 / 544 and the head-major
 // pool): 0.987-0.992x the time; where a CU holds two blocks (32x8x128 bf16 and fp8; 24x4x256 fp8 at one
-// block a CU) the extra chunk cost 1.002-1.009x (capabilities/evidence/attention-sm_90-chunk-granule.json).
+// block a CU) the extra chunk took 0.999-1.009x (capabilities/evidence/attention-sm_90-chunk-granule.json).
 constexpr int64_t kAttnChunkGranule = 64;
 constexpr int64_t kAttnFineChunkGranule = 16;
 constexpr int kAttnBlocksPerCu = 4;        // the largest default block target of any row (workspace bound)
