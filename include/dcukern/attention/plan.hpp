@@ -32,8 +32,8 @@ struct AttentionPlan {
 
 constexpr int64_t kAttnMinChunk = 128;     // automatic plans never cut finer
 // Automatic chunk sizes are multiples of kAttnChunkGranule keys (the pipelined kernel's four 16-key teams
-// take equal shares). One-wave plans at one block a CU (the pipelined row at head_dim > 128, f16 / bf16 KV:
-// attention_kernel_block_target) take whole 16-key groups instead, so that the plan fills every CU: B = 1,
+// take equal shares). The pipelined row's own one-wave target of one block a CU (head_dim > 128, f16 / bf16
+// KV: plan_attention_call) takes whole 16-key groups instead, so that the plan fills every CU: B = 1,
 // context 32768, 4 blocks a chunk on 132 CUs gives 33 chunks of 1008 keys (132 blocks) where 64 gives 32 of
 // 1024 (128 blocks, 4 CUs idle). Measured on an H100 (24x4x256 bf16, pages 16 / 544 and the head-major
 // pool): 0.987-0.992x the time; where a CU holds two blocks (32x8x128 bf16 and fp8; 24x4x256 fp8 at one
