@@ -320,26 +320,20 @@ TEST_CASE("attention: KV pools over 2^31 elements (pages past element 2^31, 64-b
   }
 }
 
-TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with the reference and with unsplit") {
-  std::mt19937_64 rng(16);
-  AttnConfig c;
-  c.D = 128, c.hq = 16, c.hkv = 2, c.page_size = 64, c.sinks = true, c.alibi = true;
-  c.ctx = {0, 1, 63, 64, 65, 2000, quick_mode() ? 3000 : 20000};
+// Every split row over `c` with each of `plans`: the reference, and the unsplit row's output within twice
+// the output tolerance.
+static void check_split_plans(const AttnConfig& c, const std::vector<AttentionPlanOptions>& plans,
+                              std::mt19937_64& rng) {
   DeviceProblem pr(c, rng);
   pr.poison();
   REQUIRE(run(pr, "attention.row").ok());
   check_against_reference(pr, "unsplit");
   const auto unsplit = pr.o.download();
-  std::vector<AttentionPlanOptions> plans(5);
-  plans[1].force_split = true;
-  plans[2].fixed_chunk_size = 1;
-  plans[3].fixed_chunk_size = 64;
-  plans[4].fixed_chunk_size = 1000;
   for (const char* id :
        {"attention.split_kv", "attention.grouped_split", "attention.mma_split", "attention.mma_split.smem_pipeline"})
     for (size_t i = 0; i < plans.size() && built(id); ++i) {
       if (quick_mode() && plans[i].fixed_chunk_size == 1) continue;
-      INFO(std::string(id) << " plan " << i << " fixed " << plans[i].fixed_chunk_size);
+      INFO(std::string(id) << " D " << c.D << " plan " << i << " fixed " << plans[i].fixed_chunk_size);
       pr.poison();
       REQUIRE(run(pr, id, plans[i]).ok());
       check_against_reference(pr, std::string(id) + " split plan " + std::to_string(i));
@@ -349,6 +343,27 @@ TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with t
         far += std::fabs(ref::to_float(c.qt, split[e]) - ref::to_float(c.qt, unsplit[e])) > 2 * out_tolerance(c.qt);
       CHECK(far == 0);
     }
+}
+
+TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with the reference and with unsplit") {
+  std::mt19937_64 rng(16);
+  AttnConfig c;
+  c.D = 128, c.hq = 16, c.hkv = 2, c.page_size = 64, c.sinks = true, c.alibi = true;
+  c.ctx = {0, 1, 63, 64, 65, 2000, quick_mode() ? 3000 : 20000};
+  std::vector<AttentionPlanOptions> plans(5);
+  plans[1].force_split = true;
+  plans[2].fixed_chunk_size = 1;
+  plans[3].fixed_chunk_size = 64;
+  plans[4].fixed_chunk_size = 1000;
+  check_split_plans(c, plans, rng);
+  // head_dim 256 (the pipelined row's head split over two warps) with chunks of 1008 keys, whole 16-key
+  // groups but not 64-key ones (kAttnFineChunkGranule: its automatic plans at one block a CU).
+  AttnConfig wide;
+  wide.D = 256, wide.hq = 24, wide.hkv = 4, wide.page_size = 16;
+  wide.ctx = {0, 1, 1009, quick_mode() ? 2100 : 9000};
+  std::vector<AttentionPlanOptions> wide_plans(2);
+  wide_plans[1].fixed_chunk_size = 1008;
+  check_split_plans(wide, wide_plans, rng);
 }
 
 // One sequence alone, then the same sequence (its q, its pages' contents) at batch index `where` among
