@@ -386,18 +386,22 @@ TEST_CASE("attention: the device table check's word reads as the first bad entry
 
 TEST_CASE("attention call plan: the pipelined row's ring depth and its plan (sm_90's residency, 132 CUs)") {
   constexpr AttentionKernel kPipe = AttentionKernel::mma_split_pipeline;
-  // Resident blocks an SM as the H200 reports them: 2 for the 6-stage ring; the shallow ring 4 at head_dim
-  // 128, 2 at 256 (8-warp blocks).
+  // Resident blocks an SM as the H200 reports them: 2 for the 6-stage ring, 1 at head_dim 256 with f16 / bf16
+  // KV (8-warp blocks, 192 KiB of ring); the shallow ring 4 at head_dim 128, 2 at 256 (8-warp blocks).
   auto call_of = [](int hq, int hkv, int d, DType kv, int batch, int64_t context) {
     AttentionCall c{};
     c.q_dtype = DType::bf16, c.kv_dtype = kv, c.head_dim = d, c.group = hq / hkv, c.q_tokens = 1, c.page_size = 16;
     c.batch = batch, c.num_q_heads = hq, c.num_kv_heads = hkv, c.max_context = context, c.has_workspace = true;
     return c;
   };
-  auto plan_of = [](const AttentionCall& c, int64_t fixed_chunk = 0) {
+  auto plan_of = [](const AttentionCall& c, int64_t fixed_chunk = 0, int blocks_per_cu = 0) {
     AttentionPlanOptions opt;
     opt.fixed_chunk_size = fixed_chunk;
-    auto resident = [&](bool shallow) { return shallow && c.head_dim <= 128 ? 4 : 2; };
+    opt.blocks_per_cu = blocks_per_cu;
+    auto resident = [&](bool shallow) {
+      if (shallow) return c.head_dim <= 128 ? 4 : 2;
+      return c.head_dim > 128 && c.kv_dtype != DType::fp8_e4m3 ? 1 : 2;
+    };
     AttentionCallPlan cp;
     REQUIRE(plan_attention_call(kPipe, true, c, 132, opt, resident, &cp).ok());
     return cp;
@@ -432,18 +436,11 @@ TEST_CASE("attention call plan: the pipelined row's ring depth and its plan (sm_
   cp = plan_of(call_of(32, 8, 128, fp8, 64, 4096));
   CHECK(cp.shallow_ring);
   CHECK_FALSE(cp.split);
-  // bf16 at head_dim 256: one block a CU (the H200's and H100's residency there), so 16-key chunk sizes: 33
-  // chunks of 1008 at B = 1, context 32768; an explicit block target keeps the 64-key ones.
-  auto plan_one_a_cu = [](const AttentionCall& c, int blocks_per_cu = 0) {
-    AttentionPlanOptions opt;
-    opt.blocks_per_cu = blocks_per_cu;
-    AttentionCallPlan out;
-    REQUIRE(plan_attention_call(kPipe, true, c, 132, opt, [](bool) { return 1; }, &out).ok());
-    return out.plan;
-  };
-  CHECK(plan_one_a_cu(call_of(24, 4, 256, DType::bf16, 1, 32768)).num_chunks == 33);
-  CHECK(plan_one_a_cu(call_of(24, 4, 256, DType::bf16, 1, 32768)).chunk_size == 1008);
-  CHECK(plan_one_a_cu(call_of(24, 4, 256, DType::bf16, 1, 32768), 1).chunk_size == 1024);
+  // bf16 at head_dim 256: one block a CU, so 16-key chunk sizes: 33 chunks of 1008 at B = 1, context
+  // 32768; an explicit block target keeps the 64-key ones.
+  CHECK(plan_of(call_of(24, 4, 256, DType::bf16, 1, 32768)).plan.num_chunks == 33);
+  CHECK(plan_of(call_of(24, 4, 256, DType::bf16, 1, 32768)).plan.chunk_size == 1008);
+  CHECK(plan_of(call_of(24, 4, 256, DType::bf16, 1, 32768), 0, 1).plan.chunk_size == 1024);
   CHECK(plan_of(call_of(32, 8, 128, DType::bf16, 1, 32768)).plan.chunk_size == 1024);  // two blocks a CU
   cp = plan_of(call_of(32, 8, 128, fp8, 8, 32768));  // 64 blocks a chunk: 4 chunks on the 6-stage ring
   CHECK_FALSE(cp.shallow_ring);
