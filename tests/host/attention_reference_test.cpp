@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
+#include <vector>
 
 #include "attention_problem.hpp"
 #include "dcukern/ref/attention.hpp"
@@ -41,10 +43,38 @@ TEST_CASE("attention ref: fp8 e4m3 conversions") {
   CHECK(ref::float_to_fp8_e4m3(1.f) == 0x38);
   CHECK(ref::float_to_fp8_e4m3(1000.f) == 0x7e);  // saturates
   CHECK(ref::float_to_fp8_e4m3(-0.0625f) == 0x98);
+  CHECK(ref::float_to_fp8_e4m3(std::numeric_limits<float>::infinity()) == 0x7e);
+  CHECK(ref::float_to_fp8_e4m3(std::nanf("")) == 0x7f);
   for (int c = 0; c < 0x7f; ++c) {  // every finite value round-trips
     CHECK(ref::float_to_fp8_e4m3(ref::fp8_e4m3_to_float(uint8_t(c))) == c);
     CHECK(ref::float_to_fp8_e4m3(ref::fp8_e4m3_to_float(uint8_t(c | 0x80))) == (c | 0x80));
   }
+  // Against the definition (the nearest finite code, the even one of two): every code's value, the
+  // midpoints between neighbours and the floats just beside them, past 448, and random magnitudes.
+  auto nearest_code = [](float f) {
+    const float a = std::fabs(f);
+    int best = 0;
+    float best_err = std::numeric_limits<float>::infinity();
+    for (int c = 0; c < 0x7f; ++c) {  // every finite magnitude, ascending
+      const float err = std::fabs(ref::fp8_e4m3_to_float(uint8_t(c)) - a);
+      if (err < best_err || (err == best_err && (c & 1) == 0)) best = c, best_err = err;
+    }
+    return uint8_t((std::signbit(f) ? 0x80 : 0) | best);
+  };
+  std::vector<float> probes = {0.f, -0.f, 448.f, 464.f, 470.f, 480.f, 1e30f, std::ldexp(1.f, -10),
+                               std::ldexp(3.f, -11), std::ldexp(1.f, -12)};
+  for (int c = 0; c < 0x7e; ++c) {
+    const float mid = 0.5f * (ref::fp8_e4m3_to_float(uint8_t(c)) + ref::fp8_e4m3_to_float(uint8_t(c + 1)));
+    probes.insert(probes.end(), {ref::fp8_e4m3_to_float(uint8_t(c)), mid, std::nextafter(mid, 0.f),
+                                 std::nextafter(mid, 1e9f)});
+  }
+  std::mt19937_64 rng(35);
+  std::uniform_real_distribution<float> log_mag(-14.f, 10.f);
+  for (int i = 0; i < 20000; ++i) probes.push_back(std::exp2(log_mag(rng)));
+  int mismatches = 0;
+  for (float x : probes)
+    for (float f : {x, -x}) mismatches += ref::float_to_fp8_e4m3(f) != nearest_code(f) ? 1 : 0;
+  CHECK(mismatches == 0);
 }
 
 TEST_CASE("attention ref: empty context gives zeros and -inf, sink or not; a single key gives its value") {

@@ -20,18 +20,25 @@ inline float fp8_e4m3_to_float(uint8_t b) {
   const float mag = exp == 0 ? std::ldexp(float(mant), -9) : std::ldexp(float(8 + mant), exp - 10);
   return sign ? -mag : mag;
 }
-// Round to nearest even, saturating at +-448 (for making test data).
+// Round to nearest even, saturating at +-448 (for making test data): the magnitude scaled so that its
+// code's step is 1 (2^-9 below 2^-6, else 2^(E-3) for 2^E <= |f| < 2^(E+1)), rounded by nearbyint (the
+// default mode: to nearest, ties to even), then exponent and mantissa; a mantissa that rounds up to 16 is
+// the next binade's 8, which the code's bits carry. Beyond 448 (0x7e) there is only NaN: saturate.
 inline uint8_t float_to_fp8_e4m3(float f) {
   if (std::isnan(f)) return 0x7f;
   const uint8_t sign = std::signbit(f) ? 0x80 : 0;
   const float a = std::fabs(f);
-  uint8_t best = 0;
-  float best_err = std::numeric_limits<float>::infinity();
-  for (int c = 0; c < 0x7f; ++c) {  // 0x00 .. 0x7e: every finite magnitude, ascending
-    const float err = std::fabs(fp8_e4m3_to_float(uint8_t(c)) - a);
-    if (err < best_err || (err == best_err && (c & 1) == 0)) best = uint8_t(c), best_err = err;
+  if (a > 448.f) return uint8_t(sign | 0x7e);
+  int code;
+  if (a < std::ldexp(1.f, -6)) {
+    code = int(std::nearbyint(std::ldexp(a, 9)));  // subnormal codes 0..7 (8: the smallest normal)
+  } else {
+    int ex = 0;
+    std::frexp(a, &ex);  // a in [2^(ex-1), 2^ex)
+    const int q = int(std::nearbyint(std::ldexp(a, 4 - ex)));  // 8..16
+    code = ((ex + 6) << 3) + (q - 8);
   }
-  return uint8_t(sign | best);
+  return uint8_t(sign | (code < 0x7e ? code : 0x7e));
 }
 
 // One KV element as the kernels see it (before the per-tensor scale for fp8).
