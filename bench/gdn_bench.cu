@@ -299,7 +299,10 @@ void bench_rmw(benchmark::State& st, int64_t bytes) {
 
 void register_all() {
   auto add = [](const std::string& name, auto fn, auto... args) {
-    benchmark::RegisterBenchmark(name.c_str(), fn, args...)->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(name.c_str(), fn, args...)
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMicrosecond);
   };
   // The step under automatic selection, both layouts: <prefix>/HV<hv>/B<batch>/{kv,vk}/auto.
   auto add_auto = [&](const char* prefix, int batch, int hv) {

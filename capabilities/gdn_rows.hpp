@@ -57,10 +57,12 @@ constexpr const char* kStagedEvidence =
 }  // namespace gdn_rows
 
 inline constexpr GdnRow kGdnRows[] = {
-    {"gdn.tiled.kv.c16", "[K,V] state, K in {64,128,256}: B = 1 only: 16-column tile per block, twice the blocks of gdn.tiled.kv",
+    {"gdn.tiled.kv.c16",
+     "[K,V] state, K in {64,128,256}: B = 1 only: 16-column tile per block, twice the blocks of gdn.tiled.kv",
      0, nullptr, gdn_rows::tiled(GdnStateLayout::kv, 16, 1), gdn_rows::kInPlace, gdn_rows::kEvidence, "gdn.tiled.kv",
      GdnKernel::tiled_kv16, "gdn_tiled_kernel<dcukern::gdn_detail::KvTile<16,"},
-    {"gdn.tiled.vk.c16", "[V,K] state, K in {64,128,256}: B = 1 only: 16-row tile per block, twice the blocks of gdn.tiled.vk",
+    {"gdn.tiled.vk.c16",
+     "[V,K] state, K in {64,128,256}: B = 1 only: 16-row tile per block, twice the blocks of gdn.tiled.vk",
      0, nullptr, gdn_rows::tiled(GdnStateLayout::vk, 16, 1), gdn_rows::kInPlace, gdn_rows::kEvidence, "gdn.tiled.vk",
      GdnKernel::tiled_vk16, "gdn_tiled_kernel<dcukern::gdn_detail::VkTile<16,"},
     {"gdn.tiled.kv", "[K,V] state, K in {64,128,256}: 32-column tile per block held in registers, 16-byte loads",

@@ -38,7 +38,8 @@ for t in "$bin"/*_device_tests; do
     i=$((i + 1))
     while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 1; done
     # doctest filters split at commas: escape them so the exact name is one filter
-    ( timeout "$limit" "$t" -tc="${tc//,/\\,}" > "$out/$name/case$i.log" 2>&1; echo "rc=$?" >> "$out/$name/case$i.log" ) &
+    log="$out/$name/case$i.log"
+    ( timeout "$limit" "$t" -tc="${tc//,/\\,}" > "$log" 2>&1; echo "rc=$?" >> "$log" ) &
   done < <("$t" --list-test-cases | grep -v '^\[doctest\]\|^====')
   wait
   for f in "$out/$name"/case*.log; do

@@ -44,7 +44,8 @@ fi
 
 step "CUDA flavour (nvcc, sm_90)"
 if [ -n "$nvcc" ]; then
-  if cmake -S "$root" -B "$build/cuda" -DDCUKERN_BACKEND=cuda -DCMAKE_CUDA_COMPILER="$nvcc" -DDCUKERN_BUILD_BENCH=ON >/dev/null &&
+  if cmake -S "$root" -B "$build/cuda" -DDCUKERN_BACKEND=cuda -DCMAKE_CUDA_COMPILER="$nvcc" \
+       -DDCUKERN_BUILD_BENCH=ON >/dev/null &&
      cmake --build "$build/cuda" -j "$jobs" --target all trace_check; then
     run_ctest "$build/cuda"
   else
@@ -59,7 +60,8 @@ fi
 step "HIP flavour (hipcc, AMD targets; benchmarks too) + ISA audit"
 if cmake -S "$root" -B "$build/hip" -DDCUKERN_BACKEND=hip -DCMAKE_CXX_COMPILER=hipcc -DDCUKERN_BUILD_BENCH=ON \
      -DDCUKERN_HIP_BENCH_ARCHS=gfx90a -DDCUKERN_HIP_TEST_ARCHS=gfx90a >/dev/null &&
-   cmake --build "$build/hip" -j "$jobs" 2> >(grep -v "linker' input unused\|argument unused during compilation" >&2); then
+   cmake --build "$build/hip" -j "$jobs" \
+     2> >(grep -v "linker' input unused\|argument unused during compilation" >&2); then
   run_ctest "$build/hip"
 else
   build_failed hip

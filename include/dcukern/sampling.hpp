@@ -48,7 +48,8 @@ inline Status sample(const SamplingParams& p, void* workspace, size_t workspace_
     if (workspace_bytes < need)
       return Status::invalid("sampling: workspace of " + std::to_string(workspace_bytes) + " bytes, the call needs " +
                              std::to_string(need) + " (sampling_workspace_bytes)");
-    if (reinterpret_cast<uintptr_t>(workspace) % 256) return Status::invalid("sampling: workspace not 256-byte aligned");
+    if (reinterpret_cast<uintptr_t>(workspace) % 256)
+      return Status::invalid("sampling: workspace not 256-byte aligned");
   }
   const sampling_detail::SamplingArgs a{p.logits.data,
                                         p.logits.row_stride,

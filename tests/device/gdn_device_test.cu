@@ -1,10 +1,10 @@
 // GDN device tests: the recurrent step and the conv1d update, every row this device can run (rows
-// without evidence yet forced, and automatic selection) against the double-precision host reference, over every option: both state
-// layouts, f32 / bf16 state, K x V in {128x128, 64x64, 256x256, 128x64, 96x40}, bf16 / f16 activations,
-// in-kernel or precomputed gating, L2 norm on / off, grouped heads r in {1, 2, 3}, T in 1..4 with and
-// without token slots, packed (strided) inputs, padded outputs, padding sequences, B = 1. Also: a 1000-step fp32
-// rollout within 1e-5 relative of the double reference; T tokens give the bits of T single steps; graph
-// capture + replay gives the bits of eager runs; rejected calls write nothing.
+// without evidence yet forced, and automatic selection) against the double-precision host reference, over
+// every option: both state layouts, f32 / bf16 state, K x V in {128x128, 64x64, 256x256, 128x64, 96x40},
+// bf16 / f16 activations, in-kernel or precomputed gating, L2 norm on / off, grouped heads r in {1, 2, 3},
+// T in 1..4 with and without token slots, packed (strided) inputs, padded outputs, padding sequences, B = 1.
+// Also: a 1000-step fp32 rollout within 1e-5 relative of the double reference; T tokens give the bits of T
+// single steps; graph capture + replay gives the bits of eager runs; rejected calls write nothing.
 // DCUKERN_TEST_QUICK=1 runs a smaller set for compute-sanitizer.
 #include <algorithm>
 #include <cmath>
@@ -265,7 +265,8 @@ Errors check_outputs(const Problem& pr, const std::vector<uint8_t>& got, const s
 
 // Pool vs reference: slots the call touches within tolerance (unless values == false), every other slot
 // (and slot padding) bit-equal.
-Errors check_pool(const Problem& pr, const std::vector<uint8_t>& got, const std::vector<double>& want, bool values = true) {
+Errors check_pool(const Problem& pr, const std::vector<uint8_t>& got, const std::vector<double>& want,
+                  bool values = true) {
   Errors e;
   const auto touched = pr.touched_slots();
   const int64_t head_elems = int64_t(pr.HV) * pr.c.K * pr.c.V;
@@ -294,8 +295,8 @@ Errors check_pool(const Problem& pr, const std::vector<uint8_t>& got, const std:
 }
 
 void expect_clean(const Errors& e, const char* what) {
-  INFO(std::string(what) << ": wrong " << e.wrong << ", unwritten " << e.unwritten << ", touched " << e.touched << ", worst err/tol "
-            << e.worst);
+  INFO(std::string(what) << ": wrong " << e.wrong << ", unwritten " << e.unwritten << ", touched " << e.touched
+                         << ", worst err/tol " << e.worst);
   CHECK(e.wrong == 0);
   CHECK(e.unwritten == 0);
   CHECK(e.touched == 0);
@@ -315,7 +316,8 @@ std::vector<Config> option_variants(const Config& base) {
   std::vector<Config> v;
   auto add = [&](DType act, int gating, bool l2, int r, int T, bool ts, bool po, float scale) {
     Config c = base;
-    c.act = act, c.gating = gating, c.l2norm = l2, c.r = r, c.T = T, c.token_slots = ts, c.padded_o = po, c.scale = scale;
+    c.act = act, c.gating = gating, c.l2norm = l2, c.r = r, c.T = T;
+    c.token_slots = ts, c.padded_o = po, c.scale = scale;
     v.push_back(c);
   };
   add(DType::bf16, 0, true, 1, 1, false, false, 0.f);
@@ -401,8 +403,8 @@ TEST_CASE("gdn: a 1000-step fp32 rollout stays within 1e-5 relative of the doubl
           }
           worst = std::max(worst, std::sqrt(num / den));
         }
-      MESSAGE(std::string(layout_name(layout)) << " row " << std::string(id) << ": " << steps << "-step rollout, worst relative state error "
-                                  << worst);
+      MESSAGE(std::string(layout_name(layout))
+              << " row " << std::string(id) << ": " << steps << "-step rollout, worst relative state error " << worst);
       CHECK(worst <= 1e-5);
       expect_clean(check_pool(pr, pr.pool.download(), want, false), "untouched slots");
     }
@@ -456,7 +458,8 @@ TEST_CASE("gdn: graph capture and replay give the bits of eager runs") {
       test::device_synchronize();
       const auto out_e = pr.out.download(), pool_e = pr.pool.download();
 
-      test::CapturedGraph graph([&](stream_t stream) { return gdn_recurrent(pr.params(true), stream, GdnOptions{id}); });
+      test::CapturedGraph graph(
+          [&](stream_t stream) { return gdn_recurrent(pr.params(true), stream, GdnOptions{id}); });
       pr.reset_pool();
       pr.poison_out();
       test::device_synchronize();
@@ -522,8 +525,8 @@ struct ConvProblem {
   DeviceBuffer<int32_t> dslots;
   std::vector<uint8_t> pool0;
 
-  ConvProblem(DType act_, DType state_, int64_t dim_, int width_, bool bias_, bool silu_, bool padded, std::mt19937_64& rng,
-              int batch = 6)
+  ConvProblem(DType act_, DType state_, int64_t dim_, int width_, bool bias_, bool silu_, bool padded,
+              std::mt19937_64& rng, int batch = 6)
       : act(act_), state(state_), B(batch), width(width_), dim(dim_), bias(bias_), silu(silu_) {
     std::uniform_real_distribution<double> u(-1, 1);
     ldx = padded ? dim + 8 : dim;
@@ -591,7 +594,8 @@ void check_conv(const ConvProblem& pr, const std::vector<uint8_t>& y, const std:
   expect_clean(e, "conv1d outputs");
   // The state holds exact copies of inputs: every element must equal the reference bit for bit.
   int64_t pool_wrong = 0;
-  for (int64_t i = 0; i < pr.num_slots * pr.slot_stride; ++i) pool_wrong += Blob::get(pool, pr.state, i) != want_pool[i];
+  for (int64_t i = 0; i < pr.num_slots * pr.slot_stride; ++i)
+    pool_wrong += Blob::get(pool, pr.state, i) != want_pool[i];
   CHECK(pool_wrong == 0);
 }
 
@@ -654,7 +658,8 @@ TEST_CASE("conv1d: graph replay gives the bits of eager runs; a rejected call wr
       for (int rep = 0; rep < 3; ++rep) REQUIRE(conv1d_update(pg.params(true), nullptr, GdnOptions{id}).ok());
       test::device_synchronize();
       const auto y_e = pg.y.download(), pool_e = pg.pool.download();
-      test::CapturedGraph graph([&](stream_t stream) { return conv1d_update(pg.params(true), stream, GdnOptions{id}); });
+      test::CapturedGraph graph(
+          [&](stream_t stream) { return conv1d_update(pg.params(true), stream, GdnOptions{id}); });
       pg.pool.dev.upload(pg.pool0);
       pg.y.dev.fill_bytes(test::kPoisonByte);
       test::device_synchronize();

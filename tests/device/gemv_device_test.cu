@@ -30,7 +30,9 @@ std::vector<const char*> runnable_rows() {
 }
 
 enum class Layout { dense, padded, misaligned };
-const char* layout_name(Layout l) { return l == Layout::dense ? "dense" : l == Layout::padded ? "padded" : "misaligned"; }
+const char* layout_name(Layout l) {
+  return l == Layout::dense ? "dense" : l == Layout::padded ? "padded" : "misaligned";
+}
 
 // One problem: inputs on host and device for N up to 16, with the layout's strides and offsets.
 struct Problem {
@@ -189,7 +191,9 @@ std::vector<int64_t> sizes() {
   if (quick_mode()) return {1, 7, 40, 64, 255, 1000, 1031};
   return {1, 7, 40, 64, 255, 1000, 4103, 5120, 17408};
 }
-std::vector<int64_t> layout_m() { return quick_mode() ? std::vector<int64_t>{7, 255} : std::vector<int64_t>{7, 255, 4103}; }
+std::vector<int64_t> layout_m() {
+  return quick_mode() ? std::vector<int64_t>{7, 255} : std::vector<int64_t>{7, 255, 4103};
+}
 std::vector<int64_t> layout_k() {
   return quick_mode() ? std::vector<int64_t>{7, 64, 1031} : std::vector<int64_t>{7, 64, 4103, 5120};
 }

@@ -746,7 +746,8 @@ TEST_CASE("split rows: one workspace serves calls of different B and V in turn")
     REQUIRE(ws.sample(p, nullptr, row).ok());
     test::device_synchronize();
     INFO("call " << call << ": B = " << lb->b << ", V = " << lb->v);
-    for (const int32_t t : tok.download()) CHECK(std::find(order.begin(), order.begin() + 5, int64_t(t)) != order.begin() + 5);
+    for (const int32_t t : tok.download())
+      CHECK(std::find(order.begin(), order.begin() + 5, int64_t(t)) != order.begin() + 5);
     CHECK(ws.counters_zero(lb->b));
   }
 }

@@ -133,7 +133,8 @@ class CapturedGraph {
 };
 
 // `count` random values uniform in [lo, hi), rounded to dtype t (fp16 / bf16), as raw words.
-inline std::vector<uint16_t> random_halfs(DType t, size_t count, std::mt19937_64& rng, float lo = -1.f, float hi = 1.f) {
+inline std::vector<uint16_t> random_halfs(DType t, size_t count, std::mt19937_64& rng, float lo = -1.f,
+                                          float hi = 1.f) {
   std::uniform_real_distribution<float> d(lo, hi);
   std::vector<uint16_t> v(count);
   for (auto& e : v) e = ref::from_float(t, d(rng));

@@ -98,7 +98,8 @@ TEST_CASE("attention ref: empty context gives zeros and -inf, sink or not; a sin
   const int group = c.hq / c.hkv;
   for (int h = 0; h < c.hq; ++h)
     for (int d = 0; d < c.D; ++d)
-      CHECK(r2.o[(size_t(1) * c.hq + h) * c.D + d] == doctest::Approx(kv_value(pr2, pr2.v, 1, h / group, 0, d)).epsilon(1e-12));
+      CHECK(r2.o[(size_t(1) * c.hq + h) * c.D + d] ==
+            doctest::Approx(kv_value(pr2, pr2.v, 1, h / group, 0, d)).epsilon(1e-12));
   // q_tokens > ctx: the rows before the first position have no key.
   AttnConfig c3 = c2;
   c3.T = 3, c3.ctx = {2};
@@ -225,7 +226,8 @@ TEST_CASE("attention ref: NHD and HND layouts and the order of pages give the sa
     for (int64_t pg = 0; pg < pr.num_pages; ++pg)
       for (int s = 0; s < c.page_size; ++s)
         for (int h = 0; h < c.hkv; ++h) {
-          const int64_t from = ((pg * c.page_size + s) * c.hkv + h) * c.D, to = ((pg * c.hkv + h) * c.page_size + s) * c.D;
+          const int64_t from = ((pg * c.page_size + s) * c.hkv + h) * c.D,
+                        to = ((pg * c.hkv + h) * c.page_size + s) * c.D;
           std::memcpy(&hnd.k[to * eb], &pr.k[from * eb], size_t(c.D) * eb);
           std::memcpy(&hnd.v[to * eb], &pr.v[from * eb], size_t(c.D) * eb);
         }

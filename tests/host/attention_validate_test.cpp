@@ -77,7 +77,8 @@ TEST_CASE("attention: every invalid input is rejected with a readable message") 
   p = valid(); p.o.dtype = DType::f16; expect(p, StatusCode::invalid_argument, "dtype mismatch");
   p = valid(); p.kv.dtype = DType::f32; expect(p, StatusCode::unsupported, "KV dtype f32");
   p = valid(); p.kv.dtype = DType::fp8_e4m3; p.kv.k_scale = 0.f; expect(p, StatusCode::invalid_argument, "k_scale");
-  p = valid(); p.kv.dtype = DType::fp8_e4m3; p.kv.v_scale = std::nanf(""); expect(p, StatusCode::invalid_argument, "v_scale");
+  p = valid(); p.kv.dtype = DType::fp8_e4m3; p.kv.v_scale = std::nanf("");
+  expect(p, StatusCode::invalid_argument, "v_scale");
   p = valid(); p.kv.page_size = 0; expect(p, StatusCode::invalid_argument, "page_size = 0");
   p = valid(); p.kv.num_pages = 0; expect(p, StatusCode::invalid_argument, "0 pages");
   p = valid(); p.max_pages = 0; expect(p, StatusCode::invalid_argument, "max_pages = 0");
@@ -87,7 +88,8 @@ TEST_CASE("attention: every invalid input is rejected with a readable message") 
   p = valid(); p.max_context_len = MP * PS + 1; expect(p, StatusCode::invalid_argument, "max_context_len");
   p = valid(); p.max_context_len = -1; expect(p, StatusCode::invalid_argument, "max_context_len");
   p = valid(); p.kv.token_stride = D - 1; expect(p, StatusCode::invalid_argument, "pool strides overlap");
-  p = valid(); p.kv.page_stride = int64_t(PS) * HKV * D - 1; expect(p, StatusCode::invalid_argument, "pool strides overlap");
+  p = valid(); p.kv.page_stride = int64_t(PS) * HKV * D - 1;
+  expect(p, StatusCode::invalid_argument, "pool strides overlap");
   p = valid(); p.kv.head_stride = -D; expect(p, StatusCode::invalid_argument, "negative pool stride");
   p = valid(); p.q.head_stride = D - 1; expect(p, StatusCode::invalid_argument, "q: head stride below head_dim");
   p = valid(); p.q.batch_stride = -1; expect(p, StatusCode::invalid_argument, "q: negative stride");

@@ -95,7 +95,8 @@ TEST_CASE("reference: T tokens equal T single steps, token slots hold each step'
       ref::gdn_recurrent(c.params(t, 1), steps, one);
       for (int b = 0; b < c.B; ++b)
         for (int j = 0; j < c.HV * c.V; ++j)
-          CHECK(out[(size_t(b) * 3 + t) * c.HV * c.V + j] == doctest::Approx(one[size_t(b) * c.HV * c.V + j]).epsilon(1e-12));
+          CHECK(out[(size_t(b) * 3 + t) * c.HV * c.V + j] ==
+                doctest::Approx(one[size_t(b) * c.HV * c.V + j]).epsilon(1e-12));
     }
     for (int64_t e = 0; e < c.slot_stride(); ++e) {
       CHECK(pool[2 * c.slot_stride() + e] == doctest::Approx(steps[2 * c.slot_stride() + e]).epsilon(1e-12));

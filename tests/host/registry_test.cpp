@@ -65,7 +65,8 @@ TEST_CASE("no row is opened by a target name alone or by an unverified feature")
     for (const auto& row : GemvOp::rows()) {
       INFO(t.name << " / " << row.id);
       const bool enabled = row_unavailable_reason(row, t, true).empty();
-      const bool expected = has_all(t.features, row.isa_needs) && (!row.tuned_for || std::string(row.tuned_for) == t.name);
+      const bool expected =
+          has_all(t.features, row.isa_needs) && (!row.tuned_for || std::string(row.tuned_for) == t.name);
       CHECK(enabled == expected);
     }
   }

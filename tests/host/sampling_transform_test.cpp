@@ -77,7 +77,8 @@ TEST_CASE("transform validation: every invalid input gets a readable error namin
   SamplingCall c;
   CHECK(validate_row_transform(RowTransform::softmax, tparams(DType::bf16), &c).ok());
   CHECK(validate_row_transform(RowTransform::top_k_mask_logits, tparams(DType::f16, DType::f16), &c).ok());
-  expect(RowTransform::top_k_mask_logits, tparams(DType::f16, DType::f32), StatusCode::unsupported, "top_k_mask_logits");
+  expect(RowTransform::top_k_mask_logits, tparams(DType::f16, DType::f32), StatusCode::unsupported,
+         "top_k_mask_logits");
   expect(RowTransform::top_p_renorm_probs, tparams(DType::bf16), StatusCode::unsupported, "renorm f32");
   RowTransformParams p = tparams();
   p.in.data = nullptr;

@@ -117,7 +117,8 @@ int audit_rows(const char* op, const TargetInfo& t, const std::vector<Kernel>& k
     if (!enabled && !has_all(t.features, row.isa_needs)) {
       // Disabled for lack of an instruction: its kernels must be compiled out here (guarded bodies).
       for (const Kernel* k : mine)
-        if (loads_memory(*k)) verdict = "GUARD MISSING: body compiled for a target without " + feature_list(row.isa_needs & ~t.features);
+        if (loads_memory(*k))
+          verdict = "GUARD MISSING: body compiled for a target without " + feature_list(row.isa_needs & ~t.features);
       if (!mine.empty() && verdict == "ok") proof = "compiled out";
     }
     if (enabled) {
@@ -213,9 +214,10 @@ int main(int argc, char** argv) {
     }
     std::vector<std::string> all;
     const auto kernels = read_kernels(std::string(argv[1]) + "/" + argv[i] + ".s", &all);
-    std::printf("\n### %s (%zu kernels)\n\n| op | row | enabled | kernels | max VGPRs / scratch bytes / min waves per SIMD "
-                "| proof | verdict |\n|---|---|---|---|---|---|---|\n",
-                t->name, kernels.size());
+    std::printf(
+        "\n### %s (%zu kernels)\n\n| op | row | enabled | kernels | max VGPRs / scratch bytes / min waves per SIMD "
+        "| proof | verdict |\n|---|---|---|---|---|---|---|\n",
+        t->name, kernels.size());
     if (kernels.empty()) {
       std::printf("| - | - | - | 0 | - | - | NO KERNELS IN ASSEMBLY |\n");
       ++failures;

@@ -91,7 +91,8 @@ inline const char* query_strides_problem(int64_t bs, int64_t ts, int64_t hs, int
   if (bs < 0 || ts < 0 || hs < 0) return "negative stride";
   if (heads > 1 && hs < dim) return "head stride below head_dim (heads overlap)";
   if (written) {
-    if (tokens > 1 && ts < int64_t(heads - 1) * hs + dim) return "token stride below heads * head stride (tokens overlap)";
+    if (tokens > 1 && ts < int64_t(heads - 1) * hs + dim)
+      return "token stride below heads * head stride (tokens overlap)";
     const int64_t token_extent = int64_t(tokens - 1) * ts + int64_t(heads - 1) * hs + dim;
     if (batch > 1 && bs < token_extent) return "batch stride below the extent of one sequence (sequences overlap)";
   }
@@ -234,7 +235,8 @@ struct AttentionContract {
     if (c.q_tokens > q_tokens_max) return "more query tokens than this row takes";
     if (needs_vec8 && c.head_dim % 8) return "head_dim not a multiple of 8";
     if (needs_vec8 && !c.kv_vec8) return "KV pools or strides not aligned to 8 elements";
-    if (needs_workspace && !c.has_workspace) return "row needs a workspace (attention_workspace_bytes) and none was given";
+    if (needs_workspace && !c.has_workspace)
+      return "row needs a workspace (attention_workspace_bytes) and none was given";
     return nullptr;
   }
 

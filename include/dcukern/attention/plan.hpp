@@ -73,7 +73,8 @@ inline Status plan_attention(const AttentionCall& c, int compute_units, const At
   if (opt.fixed_chunk_size > 0) {
     p.chunk_size = opt.fixed_chunk_size;
   } else {
-    const int64_t target = int64_t(opt.blocks_per_cu ? opt.blocks_per_cu : kAttnBlocksPerCu) * std::max(compute_units, 1);
+    const int64_t target =
+        int64_t(opt.blocks_per_cu ? opt.blocks_per_cu : kAttnBlocksPerCu) * std::max(compute_units, 1);
     const int64_t fit = one_wave ? std::max<int64_t>(target / units, 1) : (target + units - 1) / units;
     int64_t wanted = units >= target && !opt.force_split ? 1 : fit;
     if (opt.force_split) wanted = std::max<int64_t>(wanted, 2);

@@ -16,10 +16,10 @@ enum class GdnKernel : uint8_t {
 };
 
 enum class Conv1dKernel : uint8_t {
-  generic,  // any valid call: one thread per (sequence, channel), scalar loads
-  vec8,     // 8 channels per thread, 16-byte loads of x, weights, state and bias
+  generic,      // any valid call: one thread per (sequence, channel), scalar loads
+  vec8,         // 8 channels per thread, 16-byte loads of x, weights, state and bias
   vec8_staged,  // vec8's update; lane-consecutive 16-byte state runs through shared memory, weights once a block
-  lanes,        // 4 channels per lane, a team of 32 lanes per sequence; lane-consecutive state runs through shared memory
+  lanes,        // 4 channels a lane, 32 lanes a sequence; lane-consecutive state runs through shared memory
 };
 
 // The instruction features a kernel's code uses (a host test checks that its rows need at least these).

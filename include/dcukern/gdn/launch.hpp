@@ -84,7 +84,8 @@ Status launch_conv1d(Conv1dKernel kernel, const Conv1dArgs& a, const DeviceConte
   switch (kernel) {
     case Conv1dKernel::generic: {
       const int64_t threads = int64_t(a.batch) * a.dim;
-      const int64_t blocks = std::min<int64_t>((threads + kConvThreads - 1) / kConvThreads, 64LL * ctx.facts.compute_units);
+      const int64_t blocks =
+          std::min<int64_t>((threads + kConvThreads - 1) / kConvThreads, 64LL * ctx.facts.compute_units);
       return launch_dependent_on(ctx, "conv1d: generic launch", conv1d_generic_kernel<DT, SDT>,
                                  dim3(grid_size(blocks)), dim3(kConvThreads), s, a);
     }

@@ -135,8 +135,12 @@ inline Status validate_gdn(const GdnParams& p, GdnCall* call) {
   using detail::num;
   auto bad = [](const std::string& m) { return Status::invalid("gdn: " + m); };
   if (!p.q.data || !p.k.data || !p.v.data || !p.o.data || !p.state.data || !p.slots)
-    return bad(std::string("null pointer for ") +
-               (!p.q.data ? "q" : !p.k.data ? "k" : !p.v.data ? "v" : !p.o.data ? "o" : !p.state.data ? "state" : "slots"));
+    return bad(std::string("null pointer for ") + (!p.q.data       ? "q"
+                                                   : !p.k.data     ? "k"
+                                                   : !p.v.data     ? "v"
+                                                   : !p.o.data     ? "o"
+                                                   : !p.state.data ? "state"
+                                                                   : "slots"));
   const bool raw = p.a.data || p.b.data || p.A_log || p.dt_bias;
   const bool given = p.g.data || p.beta.data;
   if (raw && given) return bad("gating given twice: pass either a, b, A_log, dt_bias or g, beta");
@@ -168,7 +172,8 @@ inline Status validate_gdn(const GdnParams& p, GdnCall* call) {
     return bad(std::string("g and beta must be f32 (g ") + dtype_name(p.g.dtype) + ", beta " +
                dtype_name(p.beta.dtype) + ")");
   if (p.state.dtype != DType::f32 && p.state.dtype != DType::bf16)
-    return Status::unsupported(std::string("gdn: state dtype ") + dtype_name(p.state.dtype) + " (supported: f32, bf16)");
+    return Status::unsupported(std::string("gdn: state dtype ") + dtype_name(p.state.dtype) +
+                               " (supported: f32, bf16)");
   if (p.state.layout != GdnStateLayout::kv && p.state.layout != GdnStateLayout::vk) return bad("unknown state layout");
   const int64_t head_elems = int64_t(p.head_k_dim) * p.head_v_dim;
   if (p.state.num_slots < 1) return bad("state pool has " + num(p.state.num_slots) + " slots");
@@ -191,7 +196,8 @@ inline Status validate_gdn(const GdnParams& p, GdnCall* call) {
   if (const char* why = detail::strides_problem(p.o.batch_stride, p.o.token_stride, p.o.head_stride, p.tokens,
                                                 p.num_v_heads, p.head_v_dim, true))
     return bad(std::string("o: ") + why);
-  const int align = std::min(address_alignment(p.state.data), detail::stride_alignment(p.state.slot_stride, p.state.dtype));
+  const int align =
+      std::min(address_alignment(p.state.data), detail::stride_alignment(p.state.slot_stride, p.state.dtype));
   *call = GdnCall{act, p.state.dtype, p.state.layout, p.head_k_dim, p.head_v_dim, p.tokens, align, p.batch};
   return Status::success();
 }
@@ -214,7 +220,8 @@ inline Status validate_conv1d(const Conv1dParams& p, Conv1dCall* call) {
   const int64_t batch = p.x.rows, dim = p.x.cols, width = p.weight.cols;
   if (batch < 1) return bad("batch = " + num(batch) + ", expected >= 1");
   if (dim < 1 || dim > kConv1dMaxDim) return bad("dim = " + num(dim) + " out of range 1.." + num(kConv1dMaxDim));
-  if (width < 2 || width > kConv1dMaxWidth) return bad("width = " + num(width) + " out of range 2.." + num(kConv1dMaxWidth));
+  if (width < 2 || width > kConv1dMaxWidth)
+    return bad("width = " + num(width) + " out of range 2.." + num(kConv1dMaxWidth));
   if (p.weight.rows != dim) return bad("weight has " + num(p.weight.rows) + " rows, expected dim = " + num(dim));
   if (p.bias.data && p.bias.size != dim) return bad("bias has " + num(p.bias.size) + " elements, expected " + num(dim));
   if (p.y.rows != batch || p.y.cols != dim)
@@ -283,7 +290,8 @@ struct Conv1dContract {
     if (!dtypes_.has(c.dtype)) return "dtype not covered by this row";
     if (!state_dtypes.has(c.state_dtype)) return "state dtype not covered by this row";
     if (c.dim % dim_multiple) return "dim is not a multiple of this row's channel vector";
-    if (c.min_align < align_bytes) return "a pointer or the state slot stride is not aligned for this row's vector loads";
+    if (c.min_align < align_bytes)
+      return "a pointer or the state slot stride is not aligned for this row's vector loads";
     if (needs_contiguous && !(c.contiguous_weight && c.strides_aligned))
       return "weight rows not contiguous or x / y row strides not multiples of 8";
     return nullptr;
@@ -292,7 +300,8 @@ struct Conv1dContract {
   // One line for capability reports: "bf16,f16 dim%8 align16 contiguous".
   std::string describe() const {
     std::string s = dtype_list(dtypes_);
-    if (state_dtypes.bits != dtypes(DType::f32, DType::bf16, DType::f16).bits) s += " state " + dtype_list(state_dtypes);
+    if (state_dtypes.bits != dtypes(DType::f32, DType::bf16, DType::f16).bits)
+      s += " state " + dtype_list(state_dtypes);
     if (dim_multiple > 1) s += " dim%" + std::to_string(dim_multiple);
     if (align_bytes > 1) s += " align" + std::to_string(align_bytes);
     if (needs_contiguous) s += " contiguous";

@@ -51,7 +51,8 @@
 #endif
 
 #ifdef DCUKERN_DEVICE_TARGET
-static_assert(dcukern::capabilities::find_target(DCUKERN_DEVICE_TARGET) != nullptr, "device target missing from the table");
+static_assert(dcukern::capabilities::find_target(DCUKERN_DEVICE_TARGET) != nullptr,
+              "device target missing from the table");
 static_assert(dcukern::has_feature(*dcukern::capabilities::find_target(DCUKERN_DEVICE_TARGET),
                                    dcukern::Feature::dot2_f32_f16) == bool(DCUKERN_DEVICE_HAS_DOT2_F32_F16),
               "target table and device guard disagree on dot2_f32_f16");

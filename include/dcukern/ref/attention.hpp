@@ -74,7 +74,8 @@ inline AttentionRowRef attention_row_partial(const AttentionParams& p, int b, in
   const double scale = p.scale > 0.f ? double(p.scale) : 1.0 / std::sqrt(double(D));
   const bool fp8 = p.kv.dtype == DType::fp8_e4m3;
   const double ks = fp8 ? double(p.kv.k_scale) : 1.0, vs = fp8 ? double(p.kv.v_scale) : 1.0;
-  const auto* q = static_cast<const uint16_t*>(p.q.data) + b * p.q.batch_stride + t * p.q.token_stride + h * p.q.head_stride;
+  const auto* q =
+      static_cast<const uint16_t*>(p.q.data) + b * p.q.batch_stride + t * p.q.token_stride + h * p.q.head_stride;
   int64_t lo_all, pos1;
   attention_key_range(p, b, t, &lo_all, &pos1);
   const int64_t pos = pos1 - 1;  // the query's own position
@@ -83,9 +84,11 @@ inline AttentionRowRef attention_row_partial(const AttentionParams& p, int b, in
   double m = -std::numeric_limits<double>::infinity();
   for (int64_t j = lo; j < hi; ++j) {
     const int32_t page = p.block_table[b * p.block_table_stride + j / p.kv.page_size];
-    const int64_t off = int64_t(page) * p.kv.page_stride + (j % p.kv.page_size) * p.kv.token_stride + hk * p.kv.head_stride;
+    const int64_t off =
+        int64_t(page) * p.kv.page_stride + (j % p.kv.page_size) * p.kv.token_stride + hk * p.kv.head_stride;
     double dot = 0;
-    for (int d = 0; d < D; ++d) dot += double(to_float(p.q.dtype, q[d])) * (kv_element(p.kv.dtype, p.kv.k, off + d) * ks);
+    for (int d = 0; d < D; ++d)
+      dot += double(to_float(p.q.dtype, q[d])) * (kv_element(p.kv.dtype, p.kv.k, off + d) * ks);
     double x = dot * scale;
     if (p.soft_cap > 0.f) x = double(p.soft_cap) * std::tanh(x / double(p.soft_cap));
     if (p.alibi_slopes) x += double(p.alibi_slopes[h]) * double(j - pos);
@@ -144,7 +147,8 @@ inline AttentionRef attention(const AttentionParams& p, int64_t chunk_size = 0) 
         if (chunk_size <= 0) {
           parts.push_back(attention_row_partial(p, b, t, h, 0, capacity));
         } else {
-          for (int64_t c = 0; c < capacity; c += chunk_size) parts.push_back(attention_row_partial(p, b, t, h, c, c + chunk_size));
+          for (int64_t c = 0; c < capacity; c += chunk_size)
+            parts.push_back(attention_row_partial(p, b, t, h, c, c + chunk_size));
         }
         const AttentionRowRef r = attention_merge(parts, p.sinks ? &p.sinks[h] : nullptr);
         const size_t row = (size_t(b) * T + t) * H + h;

@@ -77,7 +77,8 @@ inline void gdn_recurrent(const GdnParams& p, std::vector<double>& pool, std::ve
         for (int j = 0; j < V; ++j) {
           double d = 0;
           for (int i = 0; i < K; ++i) d += S[size_t(i) * V + j] * k[i];
-          const double vj = load(p.v.data, p.v.dtype, b * p.v.batch_stride + t * p.v.token_stride + hv * p.v.head_stride + j);
+          const double vj =
+              load(p.v.data, p.v.dtype, b * p.v.batch_stride + t * p.v.token_stride + hv * p.v.head_stride + j);
           u[j] = beta * (vj - d);
         }
         for (int i = 0; i < K; ++i)

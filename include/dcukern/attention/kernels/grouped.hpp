@@ -51,7 +51,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_grouped_kernel(AttnArg
   for (int g = 0; g < kTile; ++g)
 #pragma unroll
     for (int e = 0; e < 8; ++e)
-      q[g][e] = g < qt.rows && lane_active && d0 + e < a.head_dim ? tile_q(a, tb.b, qt.t[g], qt.h[g], d0 + e) * qs : 0.f;
+      q[g][e] =
+          g < qt.rows && lane_active && d0 + e < a.head_dim ? tile_q(a, tb.b, qt.t[g], qt.h[g], d0 + e) * qs : 0.f;
 
   float m[kTile], l[kTile], acc[kTile][8];
 #pragma unroll

@@ -185,9 +185,9 @@ __device__ __forceinline__ float tile_logit(const AttnArgs& a, const TileRow& r,
 // kThreads: the block's threads.
 template <int kTile, int kSlots, int kDim, int kThreads = kAttnThreads>
 __device__ __forceinline__ void finish_tile(const AttnArgs& a, const TileBlock& tb, const QueryTile<kTile>& qt,
-                                            const float (&s_acc)[kSlots][kTile][kDim], const float (&s_m)[kTile][kSlots],
-                                            const float (&s_l)[kTile][kSlots], const float (&s_le)[kTile][kSlots],
-                                            float v_scale) {
+                                            const float (&s_acc)[kSlots][kTile][kDim],
+                                            const float (&s_m)[kTile][kSlots], const float (&s_l)[kTile][kSlots],
+                                            const float (&s_le)[kTile][kSlots], float v_scale) {
   static_assert(kTile <= kAttnThreads, "one thread per row");
   __shared__ float s_w[kTile][kSlots];  // the slots' weights in the row's output
   __shared__ int64_t s_out[kTile];      // the row's first output element (part_o or o)

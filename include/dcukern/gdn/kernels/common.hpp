@@ -124,7 +124,8 @@ __device__ __forceinline__ void load_elems(const void* p, float (&out)[N]) {
   constexpr int kPerVec = 16 / kElemBytes<DT>;
   static_assert(N % kPerVec == 0, "whole 16-byte vectors only");
 #pragma unroll
-  for (int vi = 0; vi < N / kPerVec; ++vi) unpack16<DT>(load16(static_cast<const char*>(p) + 16 * vi), out + vi * kPerVec);
+  for (int vi = 0; vi < N / kPerVec; ++vi)
+    unpack16<DT>(load16(static_cast<const char*>(p) + 16 * vi), out + vi * kPerVec);
 }
 template <DType DT, int N>
 __device__ __forceinline__ void store_elems(void* p, const float (&in)[N]) {
@@ -254,7 +255,9 @@ __device__ __forceinline__ Gate finish_gate(const GdnArgs& a, const GateIn& in) 
   }
   return {device_exp(__uint_as_float(in.x0)), __uint_as_float(in.x1)};
 }
-__device__ __forceinline__ Gate gate(const GdnArgs& a, int b, int t, int hv) { return finish_gate(a, load_gate(a, b, t, hv)); }
+__device__ __forceinline__ Gate gate(const GdnArgs& a, int b, int t, int hv) {
+  return finish_gate(a, load_gate(a, b, t, hv));
+}
 
 // q and k of one token in shared memory, raw, with the factors that normalise and scale them:
 // k_i = ks[i] * rk, q_i = qs[i] * rq, kq = sum_i k_i q_i.

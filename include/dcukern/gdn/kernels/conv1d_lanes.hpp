@@ -46,8 +46,9 @@ __device__ __forceinline__ void conv1d_lanes_block(const Conv1dArgs& a, int64_t 
   for (int i = 0; i < W; ++i) wv[i] = *reinterpret_cast<const ActVec*>(wp + sizeof(ActVec) * i);
   const ActVec bv = a.bias ? *reinterpret_cast<const ActVec*>(static_cast<const char*>(a.bias) + c0 * kElemBytes<DT>)
                            : vec4_zero<DT>();
-  const ActVec xv = active ? *reinterpret_cast<const ActVec*>(static_cast<const char*>(a.x) + (b * a.ldx + c0) * kElemBytes<DT>)
-                           : vec4_zero<DT>();
+  const ActVec xv =
+      active ? *reinterpret_cast<const ActVec*>(static_cast<const char*>(a.x) + (b * a.ldx + c0) * kElemBytes<DT>)
+             : vec4_zero<DT>();
   const int64_t slot = active ? a.slots[b] : -1;
   const bool has_state = slot_valid(slot, a.num_slots);
   // The team's run: 128 channels' windows, lane-consecutive vectors lane + kLanesTeam * r.

@@ -55,7 +55,8 @@ template <DType SDT>
 inline constexpr int kStagedSeqs = kStagedTeams * kStagedSeqsPerThread<SDT>;
 
 template <int W, DType DT, DType SDT>
-__global__ void __launch_bounds__(kConvThreads, DCUKERN_CUDA_MIN_BLOCKS(kStagedMinBlocks)) conv1d_staged_kernel(Conv1dArgs a) {
+__global__ void __launch_bounds__(kConvThreads, DCUKERN_CUDA_MIN_BLOCKS(kStagedMinBlocks))
+    conv1d_staged_kernel(Conv1dArgs a) {
   constexpr int kHist = W - 1, kS = kStagedSeqsPerThread<SDT>;
   constexpr int kStateVecs = 8 * kHist * kElemBytes<SDT> / 16;  // per thread and sequence
   constexpr int kWeightVecs = 8 * W * kElemBytes<DT> / 16;      // per thread

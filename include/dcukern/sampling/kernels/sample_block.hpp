@@ -119,7 +119,9 @@ __device__ inline float row_uniform(const SamplingArgs& a, int64_t row) {
   return uniform_of_word(row_words(a, row, 0).v[0]);
 }
 
-__device__ inline RowScale row_scale(float m, const RowParams& p) { return RowScale{m, fminf(kLog2e / p.temperature, FLT_MAX)}; }
+__device__ inline RowScale row_scale(float m, const RowParams& p) {
+  return RowScale{m, fminf(kLog2e / p.temperature, FLT_MAX)};
+}
 
 // The min-p threshold on t = log2(p / p_max); -inf when min-p is off.
 __device__ inline float row_tmin(const RowParams& p) { return p.min_p > 0.0f ? device_log2(p.min_p) : -INFINITY; }

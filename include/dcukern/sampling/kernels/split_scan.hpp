@@ -253,7 +253,8 @@ __device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base,
     uint32_t first = 0xFFFFFFFFu;
 #pragma unroll
     for (int u = Tile::kCount - 1; u >= 0; --u)
-      if ((kFull || L.index(base, u) < L.vocab) && order_key(finite_logit(x[u])) == word) first = uint32_t(L.index(base, u));
+      if ((kFull || L.index(base, u) < L.vocab) && order_key(finite_logit(x[u])) == word)
+        first = uint32_t(L.index(base, u));
     atomicMin(&s.first_index, first);
   }
   return word;
