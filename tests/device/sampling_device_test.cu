@@ -253,14 +253,7 @@ std::vector<float> logits_for(DType dt, int64_t v, double scale, const ref::Samp
 }
 
 std::vector<ref::SamplingRowParams> filter_combinations(int64_t v) {
-  auto rp = [](double t, int64_t k, double p, double mp) {
-    ref::SamplingRowParams r;
-    r.temperature = t;
-    r.top_k = k;
-    r.top_p = p;
-    r.min_p = mp;
-    return r;
-  };
+  const auto rp = ref::row_params;
   return {rp(1.0, 0, 1.0, 0.0),  rp(0.7, 10, 1.0, 0.0), rp(1.3, 0, 0.9, 0.0),   rp(1.0, 0, 1.0, 0.05),
           rp(0.8, 50, 0.8, 0.0), rp(1.0, 20, 0.95, 0.02), rp(1.0, v + 5, 0.7, 0.0), rp(1.0, 5, 1.0, 0.1)};
 }
@@ -407,13 +400,7 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
   const int64_t b = quick_mode() ? 8 : 1024;
   const LargeRows large(42);
   const std::vector<float>&conc = large.conc, &flat = large.flat;
-  auto rp = [](int64_t k, double p, double mp) {
-    ref::SamplingRowParams r;
-    r.top_k = k;
-    r.top_p = p;
-    r.min_p = mp;
-    return r;
-  };
+  auto rp = [](int64_t k, double p, double mp) { return ref::row_params(1.0, k, p, mp); };
   const Batch c32(DType::f32, conc, b);
   for (const char* row : {kAutoRow, split_row(c32), stream_row(c32)})
     for (const auto& r : {rp(0, 1.0, 0.0), rp(50, 0.9, 0.0), rp(0, 0.95, 0.0), rp(1000, 0.95, 0.01)})
@@ -447,12 +434,7 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
 }
 
 TEST_CASE("rows without a filter (sampling.unfiltered.vec): the whole softmax, ties at a tiny T, +inf, seeds") {
-  auto rp = [](double t, int64_t k) {
-    ref::SamplingRowParams r;
-    r.temperature = t;
-    r.top_k = k;
-    return r;
-  };
+  auto rp = [](double t, int64_t k) { return ref::row_params(t, k); };
   const char* const row = "sampling.unfiltered.vec";
   // Small vocabularies (one partial tile), top_k 0 and top_k > V (both off).
   check_small_vocabularies(row, {rp(1.0, 0), rp(0.7, 1005)}, 300);
@@ -488,12 +470,7 @@ TEST_CASE("rows without a filter (sampling.unfiltered.vec): the whole softmax, t
 }
 
 TEST_CASE("rows whose only filter is top-p (sampling.top_p.vec): proposals, their check, the fallback") {
-  auto rp = [](double t, double p) {
-    ref::SamplingRowParams r;
-    r.temperature = t;
-    r.top_p = p;
-    return r;
-  };
+  auto rp = [](double t, double p) { return ref::row_params(t, 0, p); };
   const char* const row = "sampling.top_p.vec";
   // Small vocabularies (one partial tile) at three temperatures and top_p values.
   check_small_vocabularies(row, {rp(1.3, 0.9), rp(1.0, 0.7), rp(0.7, 0.5)}, 500);
@@ -529,12 +506,7 @@ TEST_CASE("rows whose only filter is top-p (sampling.top_p.vec): proposals, thei
 }
 
 TEST_CASE("rows whose only filter is min-p (sampling.min_p.vec): the row's maximum, then a draw over kept weights") {
-  auto rp = [](double t, double mp) {
-    ref::SamplingRowParams r;
-    r.temperature = t;
-    r.min_p = mp;
-    return r;
-  };
+  auto rp = [](double t, double mp) { return ref::row_params(t, 0, 1.0, mp); };
   const char* const row = "sampling.min_p.vec";
   // Small vocabularies (one partial tile) at three temperatures and min_p values.
   check_small_vocabularies(row, {rp(1.3, 0.05), rp(1.0, 0.1), rp(0.7, 0.3)}, 700);

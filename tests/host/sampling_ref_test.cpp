@@ -13,38 +13,28 @@
 #include "dcukern/sampling/select.hpp"
 
 using namespace dcukern;
-
-namespace {
-ref::SamplingRowParams params(double t, int64_t k = 0, double p = 1.0, double mp = 0.0) {
-  ref::SamplingRowParams r;
-  r.temperature = t;
-  r.top_k = k;
-  r.top_p = p;
-  r.min_p = mp;
-  return r;
-}
-}  // namespace
+using ref::row_params;
 
 TEST_CASE("reference: plain softmax with temperature") {
   const std::vector<float> l = {0.0f, std::log(2.0f), std::log(4.0f)};
-  auto d = ref::filtered_distribution(l, params(1.0));
+  auto d = ref::filtered_distribution(l, row_params(1.0));
   REQUIRE(d.valid);
   CHECK(d.tokens == std::vector<int64_t>{2, 1, 0});
   CHECK(d.probs[0] == doctest::Approx(4.0 / 7));
   CHECK(d.prob_of(0) == doctest::Approx(1.0 / 7));
-  d = ref::filtered_distribution(l, params(0.5));  // weights 1, 4, 16
+  d = ref::filtered_distribution(l, row_params(0.5));  // weights 1, 4, 16
   CHECK(d.prob_of(2) == doctest::Approx(16.0 / 21));
 }
 
 TEST_CASE("reference: top-k keeps the k largest, lowest index first on ties; k > V is off") {
   const std::vector<float> l = {1, 3, 3, 2, 3};
-  auto d = ref::filtered_distribution(l, params(1.0, 2));
+  auto d = ref::filtered_distribution(l, row_params(1.0, 2));
   CHECK(d.tokens == std::vector<int64_t>{1, 2});
-  d = ref::filtered_distribution(l, params(1.0, 1));  // top-k = 1 is the argmax with the lowest index
+  d = ref::filtered_distribution(l, row_params(1.0, 1));  // top-k = 1 is the argmax with the lowest index
   CHECK(d.tokens == std::vector<int64_t>{1});
-  d = ref::filtered_distribution(l, params(0.0));  // greedy
+  d = ref::filtered_distribution(l, row_params(0.0));  // greedy
   CHECK(d.tokens == std::vector<int64_t>{1});
-  d = ref::filtered_distribution(l, params(1.0, 100));
+  d = ref::filtered_distribution(l, row_params(1.0, 100));
   CHECK(d.tokens.size() == 5);
 }
 
@@ -52,35 +42,35 @@ TEST_CASE("reference: top-p applies to the renormalised top-k set, then min-p") 
   // weights (T = 1): 8, 4, 2, 1, 1 (logits log2 scaled)
   const std::vector<float> l = {float(std::log(8.0)), float(std::log(4.0)), float(std::log(2.0)), 0.0f, 0.0f};
   // top-p 0.8 alone: total 16, need 12.8: 8+4 = 12 < 12.8, +2 = 14 -> 3 tokens.
-  auto d = ref::filtered_distribution(l, params(1.0, 0, 0.8));
+  auto d = ref::filtered_distribution(l, row_params(1.0, 0, 0.8));
   CHECK(d.tokens.size() == 3);
   // top-k 2 then top-p 0.6: top-k mass 12, need 7.2: token 0 (8) suffices -> 1 token.
-  d = ref::filtered_distribution(l, params(1.0, 2, 0.6));
+  d = ref::filtered_distribution(l, row_params(1.0, 2, 0.6));
   CHECK(d.tokens.size() == 1);
   // top-k 3 then top-p 0.9: mass 14, need 12.6: 8+4+2 -> 3 tokens; min-p 0.3 (p >= 2.4) -> 2 tokens.
-  d = ref::filtered_distribution(l, params(1.0, 3, 0.9));
+  d = ref::filtered_distribution(l, row_params(1.0, 3, 0.9));
   CHECK(d.tokens.size() == 3);
-  d = ref::filtered_distribution(l, params(1.0, 3, 0.9, 0.3));
+  d = ref::filtered_distribution(l, row_params(1.0, 3, 0.9, 0.3));
   CHECK(d.tokens.size() == 2);
   CHECK(d.probs[0] == doctest::Approx(8.0 / 12));
 }
 
 TEST_CASE("reference: -inf entries are never kept with mass; NaN or all -inf rows are invalid") {
   const float inf = std::numeric_limits<float>::infinity();
-  auto d = ref::filtered_distribution({-inf, 0.0f, -inf}, params(1.0));
+  auto d = ref::filtered_distribution({-inf, 0.0f, -inf}, row_params(1.0));
   REQUIRE(d.valid);
   CHECK(d.prob_of(1) == doctest::Approx(1.0));
   CHECK(d.prob_of(0) == 0.0);
-  CHECK_FALSE(ref::filtered_distribution({-inf, -inf}, params(1.0)).valid);
-  CHECK_FALSE(ref::filtered_distribution({0.0f, std::nanf("")}, params(1.0)).valid);
-  d = ref::filtered_distribution({inf, 0.0f, inf}, params(1.0));  // +inf: largest finite, shared
+  CHECK_FALSE(ref::filtered_distribution({-inf, -inf}, row_params(1.0)).valid);
+  CHECK_FALSE(ref::filtered_distribution({0.0f, std::nanf("")}, row_params(1.0)).valid);
+  d = ref::filtered_distribution({inf, 0.0f, inf}, row_params(1.0));  // +inf: largest finite, shared
   CHECK(d.prob_of(0) == doctest::Approx(0.5));
   CHECK(d.prob_of(2) == doctest::Approx(0.5));
 }
 
 TEST_CASE("chi-square helpers: a perfect sample passes, a biased one fails") {
   const std::vector<float> l = {0.0f, 0.5f, 1.0f, 1.5f};
-  const auto d = ref::filtered_distribution(l, params(1.0));
+  const auto d = ref::filtered_distribution(l, row_params(1.0));
   std::vector<int64_t> counts(4, 0);
   const int64_t n = 1000000;
   for (size_t j = 0; j < d.tokens.size(); ++j) counts[d.tokens[j]] = int64_t(std::llround(d.probs[j] * n));

@@ -19,6 +19,12 @@ struct SamplingRowParams {
   double top_p = 1.0;
   double min_p = 0.0;
 };
+// The parameters in the filters' order; each filter left out is off.
+inline SamplingRowParams row_params(double temperature, int64_t top_k = 0, double top_p = 1.0, double min_p = 0.0) {
+  SamplingRowParams r;
+  r.temperature = temperature, r.top_k = top_k, r.top_p = top_p, r.min_p = min_p;
+  return r;
+}
 
 struct FilteredDistribution {
   bool valid = false;              // false: NaN in the row, or every entry -inf
