@@ -26,7 +26,7 @@ def main():
     configs = {}
     for r in ev["results"]:
         configs.setdefault((r["shape"], r["m"], r["k"], r["dtype"], r["n"]), []).append(r)
-    print("// Tuned GEMV rows, derived from %s (commit %s) by bench/derive_tuned_rows.py." % (path, ev["commit"]))
+    print("// Tuned GEMV rows, derived from %s (commit %s)\n// by bench/derive_tuned_rows.py." % (path, ev["commit"]))
     print("// Regenerate from a new evidence file instead of editing by hand.")
     for (shape, m, k, dtype, n), rs in sorted(configs.items()):
         auto = next((r for r in rs if r["impl"] == "auto"), None)
@@ -43,8 +43,9 @@ def main():
         if best["impl"] == default or best["us"] * (1 + args.margin) > default_us:
             continue
         rid = "%s@%s:%s:n%d:m%d:k%d" % (best["impl"], target, dtype, n, m, k)
-        print('    gemv_rows::tuned(gemv_rows::%s, "%s", "%s", DType::%s, %d, %d, %d,\n'
-              '                    "%s: %s %.1f us vs %s %.1f us"),'
+        print('    gemv_rows::tuned(gemv_rows::%s, "%s",\n'
+              '                     "%s", DType::%s, %d, %d, %d,\n'
+              '                     "%s: %s %.1f us vs %s %.1f us"),'
               % (BASE[best["impl"]], rid, target, dtype, n, m, k, path, best["impl"], best["us"], default, default_us))
 
 
