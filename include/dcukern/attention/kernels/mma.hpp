@@ -440,7 +440,8 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
     int64_t next_off = first_offset(Ring::kStages - 1);
     int32_t after_entries = table_entry(ahead + kStride);
     int st = 0;
-    for (int64_t base = qt.blk_lo + 16 * team; base < qt.blk_hi; base += kStride) {
+    int64_t base = qt.blk_lo + 16 * team;  // (after the loop: the team's first position past the block)
+    for (; base < qt.blk_hi; base += kStride) {
       __syncwarp();  // the lanes' reads of the stage refilled now are done
       if (ahead < qt.blk_hi) copy_group(st == 0 ? Ring::kStages - 1 : st - 1, next_off);
       cp_async_commit();
@@ -470,13 +471,9 @@ __global__ void __launch_bounds__((kMmaThreads<KVT, kDim, kVariant>),
     // own), but compute-sanitizer racecheck otherwise reports the epilogue's shared memory as racing, as it
     // does for a small kernel with that barrier pattern and no race
     // (capabilities/evidence/attention-sm_90-racecheck-barriers.json).
-    if constexpr (kSplit > 1) {
-      auto groups_of = [&](int t) {
-        const int64_t keys = qt.blk_hi - qt.blk_lo - 16 * t;
-        return keys > 0 ? (keys + kStride - 1) / kStride : 0;
-      };
-      if (groups_of(team) < groups_of(0)) named_barrier(1 + team, 32 * kSplit);
-    }
+    // (Team 0 ran one group more where its group at the same step still starts inside the block.)
+    if constexpr (kSplit > 1)
+      if (base - 16 * team < qt.blk_hi) named_barrier(1 + team, 32 * kSplit);
     cp_async_wait<0>();
     __syncthreads();  // every warp is done with its ring: s_acc takes the space
     DCUKERN_TRACE_STAMP(3);
