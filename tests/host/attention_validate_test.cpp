@@ -91,7 +91,7 @@ TEST_CASE("attention: every invalid input is rejected with a readable message") 
   p = valid(); p.kv.page_stride = int64_t(PS) * HKV * D - 1;
   expect(p, StatusCode::invalid_argument, "pool strides overlap");
   p = valid(); p.kv.head_stride = -D; expect(p, StatusCode::invalid_argument, "negative pool stride");
-  p = valid(); p.q.head_stride = D - 1; expect(p, StatusCode::invalid_argument, "q: head stride below head_dim");
+  p = valid(); p.q.head_stride = D - 1; expect(p, StatusCode::invalid_argument, "q: head stride below the head size");
   p = valid(); p.q.batch_stride = -1; expect(p, StatusCode::invalid_argument, "q: negative stride");
   p = valid(); p.o.batch_stride = D; expect(p, StatusCode::invalid_argument, "o: batch stride");
   p = valid(); p.q_tokens = 2; p.o.token_stride = D; expect(p, StatusCode::invalid_argument, "o: token stride");

@@ -183,6 +183,20 @@ TEST_CASE("gdn: every invalid input gets a readable error") {
   p = valid_gdn(); p.tokens = 2; p.o.token_stride = HV * V - 1; p.o.batch_stride = 4 * HV * V;
   p.q.token_stride = p.k.token_stride = H * K; p.v.token_stride = HV * V;
   expect(p, SC::invalid_argument, "o: token stride below");
+  // One value head: its head stride may be anything, but sequences and tokens still must not overlap.
+  p = valid_gdn(); p.num_k_heads = p.num_v_heads = 1; p.o.head_stride = 0; p.o.batch_stride = 0;
+  expect(p, SC::invalid_argument, "o: batch stride below");
+  p.o.batch_stride = V - 1;
+  expect(p, SC::invalid_argument, "o: batch stride below");
+  p.o.batch_stride = V;
+  CHECK(validate_gdn(p, &call).ok());
+  p.tokens = 2; p.o.token_stride = V / 2; p.o.batch_stride = 2 * V;
+  expect(p, SC::invalid_argument, "o: token stride below");
+  p.o.token_stride = V;
+  CHECK(validate_gdn(p, &call).ok());
+  // A single sequence's (or token's) stride is never used: any value passes.
+  p = valid_gdn(); p.batch = 1; p.o.batch_stride = 0;
+  CHECK(validate_gdn(p, &call).ok());
 }
 
 TEST_CASE("gdn contracts reject what their kernels cannot do, with a reason") {
@@ -253,6 +267,8 @@ TEST_CASE("conv1d: a valid call passes; every invalid input gets a readable erro
   expect(p, SC::invalid_argument, "state dtype f16 must be");
   p = valid_conv(); p.x.rows = 0; p.y.rows = 0;
   expect(p, SC::invalid_argument, "batch = 0");
+  p = valid_conv(); p.x.rows = p.y.rows = (int64_t(1) << 32) + 4;  // (the kernels take the batch as an int)
+  expect(p, SC::invalid_argument, "batch = 4294967300 out of range 1..16777216");
   p = valid_conv(); p.x.cols = kConv1dMaxDim + 1;
   expect(p, SC::invalid_argument, "dim = 16385 out of range");
   p = valid_conv(); p.weight.cols = 5; p.weight.row_stride = 5;

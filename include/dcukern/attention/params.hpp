@@ -85,20 +85,6 @@ namespace attn_detail {
 inline std::string num(int64_t v) { return std::to_string(v); }
 inline bool is_half(DType t) { return t == DType::f16 || t == DType::bf16; }
 
-// Strides of a [B, T, H, D] tensor. A written tensor must nest so that no two outputs share an element.
-inline const char* query_strides_problem(int64_t bs, int64_t ts, int64_t hs, int batch, int tokens, int heads,
-                                         int dim, bool written) {
-  if (bs < 0 || ts < 0 || hs < 0) return "negative stride";
-  if (heads > 1 && hs < dim) return "head stride below head_dim (heads overlap)";
-  if (written) {
-    if (tokens > 1 && ts < int64_t(heads - 1) * hs + dim)
-      return "token stride below heads * head stride (tokens overlap)";
-    const int64_t token_extent = int64_t(tokens - 1) * ts + int64_t(heads - 1) * hs + dim;
-    if (batch > 1 && bs < token_extent) return "batch stride below the extent of one sequence (sequences overlap)";
-  }
-  return nullptr;
-}
-
 // The three pool dims (pages, tokens in a page, KV heads) with their strides must nest around the
 // contiguous head_dim: sorted by stride, each dim of extent > 1 starts after the previous one ends.
 inline const char* pool_strides_problem(const PagedKvCache& kv, int heads, int dim) {
@@ -164,11 +150,9 @@ inline Status validate_attention(const AttentionParams& p, AttentionCall* call) 
                num(capacity));
   if (const char* why = attn_detail::pool_strides_problem(p.kv, p.num_kv_heads, p.head_dim))
     return bad(why);
-  if (const char* why = attn_detail::query_strides_problem(p.q.batch_stride, p.q.token_stride, p.q.head_stride,
-                                                           p.batch, p.q_tokens, p.num_q_heads, p.head_dim, false))
+  if (const char* why = heads_strides_problem(p.q, p.batch, p.q_tokens, p.num_q_heads, p.head_dim, false))
     return bad(std::string("q: ") + why);
-  if (const char* why = attn_detail::query_strides_problem(p.o.batch_stride, p.o.token_stride, p.o.head_stride,
-                                                           p.batch, p.q_tokens, p.num_q_heads, p.head_dim, true))
+  if (const char* why = heads_strides_problem(p.o, p.batch, p.q_tokens, p.num_q_heads, p.head_dim, true))
     return bad(std::string("o: ") + why);
   if (p.o.data == p.q.data || p.o.data == p.kv.k || p.o.data == p.kv.v)
     return bad("o aliases q or a KV pool");

@@ -39,6 +39,25 @@ struct BasicHeadsTensor {
 using ConstHeadsTensor = BasicHeadsTensor<const void*>;
 using HeadsTensor = BasicHeadsTensor<void*>;
 
+// What is wrong with the strides of a [batch, tokens, heads, dim] tensor, or nullptr: no stride negative,
+// heads (of more than one) not overlapping, and a written tensor nesting so that no two of its elements
+// share an address: tokens (of more than one) past a token's heads, sequences (of more than one) past a
+// sequence's tokens. A dim of extent 1 may take any stride.
+template <class Ptr>
+inline const char* heads_strides_problem(const BasicHeadsTensor<Ptr>& t, int64_t batch, int tokens, int heads,
+                                         int dim, bool written) {
+  if (t.batch_stride < 0 || t.token_stride < 0 || t.head_stride < 0) return "negative stride";
+  if (heads > 1 && t.head_stride < dim) return "head stride below the head size (heads overlap)";
+  if (written) {
+    const int64_t token_extent = int64_t(heads - 1) * t.head_stride + dim;
+    if (tokens > 1 && t.token_stride < token_extent) return "token stride below heads * head stride (tokens overlap)";
+    const int64_t sequence_extent = int64_t(tokens - 1) * t.token_stride + token_extent;
+    if (batch > 1 && t.batch_stride < sequence_extent)
+      return "batch stride below the extent of one sequence (sequences overlap)";
+  }
+  return nullptr;
+}
+
 // Byte alignment of an address: the largest power of two (up to 256) that divides it.
 inline int address_alignment(const void* p) {
   const auto a = reinterpret_cast<uintptr_t>(p);

@@ -23,6 +23,7 @@ constexpr int kGdnMaxTokens = 64;    // T per sequence in one call (speculative 
 // holds at most 2^30 blocks (2^24 pairs x 256 / 16 columns).
 constexpr int64_t kGdnMaxSequenceHeads = int64_t(1) << 24;
 constexpr int kConv1dMaxWidth = 4;
+constexpr int64_t kConv1dMaxBatch = int64_t(1) << 24;  // sequences (x rows) per call
 constexpr int64_t kConv1dMaxDim = 16384;
 
 // How a state of one (slot, value head) is stored: [K, V] (row i = key index) or [V, K].
@@ -114,20 +115,6 @@ inline int stride_alignment(int64_t stride_elems, DType t) {
   return align;
 }
 inline std::string num(int64_t v) { return std::to_string(v); }
-// Strides of a [B, T, heads, dim] tensor: non-negative and heads not overlapping. A written tensor
-// must also nest (token_stride >= heads*head_stride, batch_stride >= T*token_stride) so that no two
-// outputs share an element.
-inline const char* strides_problem(int64_t bs, int64_t ts, int64_t hs, int tokens, int heads, int dim,
-                                   bool written) {
-  if (bs < 0 || ts < 0 || hs < 0) return "negative stride";
-  if (heads > 1 && hs < dim) return "head stride below the head size (heads overlap)";
-  if (written) {
-    if (tokens > 1 && ts < int64_t(heads) * hs) return "token stride below heads * head stride";
-    if (bs < int64_t(tokens) * ts && (tokens > 1 || ts > 0)) return "batch stride below tokens * token stride";
-    if (bs < int64_t(heads) * hs) return "batch stride below heads * head stride";
-  }
-  return nullptr;
-}
 }  // namespace detail
 
 // Checks every precondition of the recurrent step. On success fills *call.
@@ -189,12 +176,10 @@ inline Status validate_gdn(const GdnParams& p, GdnCall* call) {
                           {"beta", &p.beta, p.num_v_heads, 1}};
   for (const Named& n : inputs) {
     if (!n.in->data) continue;
-    if (const char* why = detail::strides_problem(n.in->batch_stride, n.in->token_stride, n.in->head_stride,
-                                                  p.tokens, n.heads, n.dim, false))
+    if (const char* why = heads_strides_problem(*n.in, p.batch, p.tokens, n.heads, n.dim, false))
       return bad(std::string(n.name) + ": " + why);
   }
-  if (const char* why = detail::strides_problem(p.o.batch_stride, p.o.token_stride, p.o.head_stride, p.tokens,
-                                                p.num_v_heads, p.head_v_dim, true))
+  if (const char* why = heads_strides_problem(p.o, p.batch, p.tokens, p.num_v_heads, p.head_v_dim, true))
     return bad(std::string("o: ") + why);
   const int align =
       std::min(address_alignment(p.state.data), detail::stride_alignment(p.state.slot_stride, p.state.dtype));
@@ -218,7 +203,8 @@ inline Status validate_conv1d(const Conv1dParams& p, Conv1dCall* call) {
   if (p.state.dtype != dt && p.state.dtype != DType::f32)
     return bad(std::string("state dtype ") + dtype_name(p.state.dtype) + " must be that of x or f32");
   const int64_t batch = p.x.rows, dim = p.x.cols, width = p.weight.cols;
-  if (batch < 1) return bad("batch = " + num(batch) + ", expected >= 1");
+  if (batch < 1 || batch > kConv1dMaxBatch)
+    return bad("batch = " + num(batch) + " out of range 1.." + num(kConv1dMaxBatch));
   if (dim < 1 || dim > kConv1dMaxDim) return bad("dim = " + num(dim) + " out of range 1.." + num(kConv1dMaxDim));
   if (width < 2 || width > kConv1dMaxWidth)
     return bad("width = " + num(width) + " out of range 2.." + num(kConv1dMaxWidth));
