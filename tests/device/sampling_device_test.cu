@@ -310,7 +310,8 @@ void check_small_vocabularies(const char* row, std::initializer_list<ref::Sampli
 // One filter given per row (`filter`: a device array cycling through `values`, the field `ref_value` of the
 // reference's parameters) and temperature {0.5, 1, 2, 0, 1} per row, over B = 512 rows of V = 40000 normal
 // logits (quick mode: 20, each combination once): every draw inside its row's set (the rows of temperature 0
-// draw the argmax), every row valid; row 3 holds a NaN and row 6 the out-of-range `bad`: both invalid.
+// draw the argmax), every row valid; row 3 holds a NaN, row 6 the out-of-range `bad` and row 9 the
+// temperature +inf: all three invalid.
 void check_per_row_filter(const char* row, PerRow<float> SamplingParams::*filter, std::array<float, 4> values,
                           float bad, double ref::SamplingRowParams::*ref_value, std::mt19937_64& rng) {
   const int64_t rows_b = quick_mode() ? 20 : 512, vv = 40000;
@@ -325,6 +326,7 @@ void check_per_row_filter(const char* row, PerRow<float> SamplingParams::*filter
     ts[r] = r % 5 == 0 ? 0.5f : r % 5 == 1 ? 1.0f : r % 5 == 2 ? 2.0f : r % 5 == 3 ? 0.0f : 1.0f;
   }
   vs[6] = bad;
+  ts[9] = INFINITY;
   DeviceBuffer<float> dv(rows_b), dt(rows_b);
   DeviceBuffer<int32_t> tok(rows_b);
   DeviceBuffer<uint8_t> valid(rows_b);
@@ -343,12 +345,12 @@ void check_per_row_filter(const char* row, PerRow<float> SamplingParams::*filter
     test::device_synchronize();
     const auto t = tok.download();
     const auto ok = valid.download();
-    for (int64_t r : {3, 6}) {
+    for (int64_t r : {3, 6, 9}) {
       CHECK(t[r] == kSamplingInvalidToken);
       CHECK(ok[r] == 0);
     }
     for (int64_t r = 0; r < rows_b; ++r) {
-      if (r == 3 || r == 6) continue;
+      if (r == 3 || r == 6 || r == 9) continue;
       if (ok[r] != 1) ++invalid;
       auto& d = refs[r % 20];  // (parameters repeat every 20 rows)
       if (d.tokens.empty()) {

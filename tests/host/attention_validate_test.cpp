@@ -7,6 +7,7 @@
 #include "capabilities/targets.hpp"
 #include "dcukern/attention/call_plan.hpp"
 #include "dcukern/attention/select.hpp"
+#include "misaligned.hpp"
 
 using namespace dcukern;
 
@@ -67,6 +68,8 @@ TEST_CASE("attention: every invalid input is rejected with a readable message") 
   p = valid(); p.context_lens = nullptr; expect(p, StatusCode::invalid_argument, "null pointer for context_lens");
   p = valid(); p.batch = 0; expect(p, StatusCode::invalid_argument, "batch = 0");
   p = valid(); p.q_tokens = 9; expect(p, StatusCode::invalid_argument, "q_tokens = 9");
+  p = valid(); p.num_q_heads = 2 * kAttnMaxHeads; p.num_kv_heads = 1;
+  expect(p, StatusCode::invalid_argument, "query heads = 131072 above 65536");
   p = valid(); p.q_tokens = 0; expect(p, StatusCode::invalid_argument, "q_tokens = 0");
   p = valid(); p.num_q_heads = 7; expect(p, StatusCode::invalid_argument, "multiple of KV heads");
   p = valid(); p.num_kv_heads = 0; expect(p, StatusCode::invalid_argument, "multiple of KV heads");
@@ -100,6 +103,14 @@ TEST_CASE("attention: every invalid input is rejected with a readable message") 
   p = valid(); p.scale = INFINITY; expect(p, StatusCode::invalid_argument, "scale");
   p = valid(); p.soft_cap = -2.f; expect(p, StatusCode::invalid_argument, "soft_cap");
   p = valid(); p.window_left = -2; expect(p, StatusCode::invalid_argument, "window_left = -2");
+  // Pointers not aligned to their elements.
+  p = valid(); p.q.data = moved_by_bytes(q, 1); expect(p, StatusCode::invalid_argument, "q is not aligned");
+  p = valid(); p.lse = moved_by_bytes(lse, 2); expect(p, StatusCode::invalid_argument, "lse is not aligned");
+  p = valid(); p.context_lens = moved_by_bytes(ctx, 1);
+  expect(p, StatusCode::invalid_argument, "context_lens is not aligned");
+  p = valid(); p.kv.dtype = DType::fp8_e4m3, p.kv.k = moved_by_bytes(kpool, 1);  // fp8: any byte
+  AttentionCall fp8_call;
+  CHECK(validate_attention(p, &fp8_call).ok());
 }
 
 TEST_CASE("attention: split-KV plan and workspace bound") {
@@ -130,6 +141,16 @@ TEST_CASE("attention: split-KV plan and workspace bound") {
   CHECK(plan_attention(c, 132, fixed, &plan).code() == StatusCode::unsupported);
   fixed.fixed_chunk_size = -3;
   CHECK(plan_attention(c, 132, fixed, &plan).code() == StatusCode::invalid_argument);
+  {  // At most kAttnMaxChunks chunks a row, however few the rows.
+    AttentionCall one = c;
+    one.batch = 1, one.num_q_heads = one.num_kv_heads, one.group = 1, one.max_context = kAttnMaxChunks;
+    fixed.fixed_chunk_size = 1;
+    CHECK(plan_attention(one, 132, fixed, &plan).ok());
+    one.max_context = kAttnMaxChunks + 1;
+    const Status s = plan_attention(one, 132, fixed, &plan);
+    CHECK(s.code() == StatusCode::unsupported);
+    CHECK(s.message().find("chunks a row") != std::string::npos);
+  }
   // blocks_per_cu: more blocks aimed at, more chunks (never below kAttnMinChunk positions); < 0 rejected.
   {
     AttentionCall one = c;

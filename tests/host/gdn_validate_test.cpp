@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dcukern/gdn/params.hpp"
+#include "misaligned.hpp"
 
 using namespace dcukern;
 
@@ -194,6 +195,13 @@ TEST_CASE("gdn: every invalid input gets a readable error") {
   expect(p, SC::invalid_argument, "o: token stride below");
   p.o.token_stride = V;
   CHECK(validate_gdn(p, &call).ok());
+  // Pointers not aligned to their elements.
+  p = valid_gdn(); p.q.data = moved_by_bytes(q, 1);
+  expect(p, SC::invalid_argument, "q is not aligned to its element size");
+  p = valid_gdn(); p.state.data = moved_by_bytes(state, 2);  // f32 state
+  expect(p, SC::invalid_argument, "state is not aligned");
+  p = valid_gdn(); p.A_log = moved_by_bytes(A_log, 1);
+  expect(p, SC::invalid_argument, "A_log is not aligned");
   // A single sequence's (or token's) stride is never used: any value passes.
   p = valid_gdn(); p.batch = 1; p.o.batch_stride = 0;
   CHECK(validate_gdn(p, &call).ok());
@@ -289,6 +297,10 @@ TEST_CASE("conv1d: a valid call passes; every invalid input gets a readable erro
   expect(p, SC::invalid_argument, "state pool has 0 slots");
   p = valid_conv(); p.state.slot_stride = 64 * 3 - 1;
   expect(p, SC::invalid_argument, "slot stride 191 below");
+  p = valid_conv(); p.state.data = moved_by_bytes(cstate, 1);
+  expect(p, SC::invalid_argument, "state is not aligned to its element size");
+  p = valid_conv(); p.slots = moved_by_bytes(cslots, 2);
+  expect(p, SC::invalid_argument, "slots is not aligned");
 }
 
 TEST_CASE("conv1d contracts reject what the vector kernel cannot do") {

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "dcukern/gemv/params.hpp"
+#include "misaligned.hpp"
 
 using namespace dcukern;
 
@@ -78,6 +79,13 @@ TEST_CASE("every invalid input gets a readable error") {
   expect(p, StatusCode::invalid_argument, "row stride below row width");
   p = valid(); p.y.row_stride = 31;
   expect(p, StatusCode::invalid_argument, "row stride below row width");
+  // Pointers not aligned to their 2-byte elements (the generic row accepts any whole-element alignment).
+  p = valid(); p.w.data = moved_by_bytes(w, 1);
+  expect(p, StatusCode::invalid_argument, "w is not aligned to its element size");
+  p = valid(); p.bias = {moved_by_bytes(b, 3), DType::f16, 32};
+  expect(p, StatusCode::invalid_argument, "bias is not aligned");
+  p = valid(); p.y.data = moved_by_bytes(y, 2);
+  CHECK(check(p).ok());
 }
 
 TEST_CASE("contracts reject what their kernels cannot do, with a reason") {

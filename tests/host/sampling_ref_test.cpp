@@ -11,6 +11,7 @@
 #include "dcukern/ref/sampling.hpp"
 #include "dcukern/registry/resolve.hpp"
 #include "dcukern/sampling/select.hpp"
+#include "misaligned.hpp"
 
 using namespace dcukern;
 using ref::row_params;
@@ -128,6 +129,14 @@ TEST_CASE("sampling validation: every invalid input gets a readable error") {
   expect(p, StatusCode::invalid_argument, "temperature");
   p = valid_params(); p.temperature.value = std::nanf("");
   expect(p, StatusCode::invalid_argument, "temperature");
+  // +inf, and finite values whose log2(e) / T is not a normal float (-inf logits would weigh NaN).
+  for (float t : {INFINITY, 1e31f, 3e38f}) {
+    p = valid_params(); p.temperature.value = t;
+    expect(p, StatusCode::invalid_argument, "temperature");
+  }
+  p = valid_params(); p.temperature.value = kSamplingMaxTemperature;
+  SamplingCall hot;
+  CHECK(validate_sampling(p, &hot).ok());
   p = valid_params(); p.top_k.value = -2;
   expect(p, StatusCode::invalid_argument, "top_k");
   p = valid_params(); p.top_p.value = 0.0f;
@@ -138,6 +147,12 @@ TEST_CASE("sampling validation: every invalid input gets a readable error") {
   expect(p, StatusCode::invalid_argument, "min_p");
   p = valid_params(); p.advance_offset = true;
   expect(p, StatusCode::invalid_argument, "advance_offset");
+  p = valid_params(); p.logits.data = moved_by_bytes(logits, 2);
+  expect(p, StatusCode::invalid_argument, "logits is not aligned to its element size");
+  p = valid_params(); p.offset_ptr = moved_by_bytes(reinterpret_cast<uint64_t*>(logits), 4);
+  expect(p, StatusCode::invalid_argument, "offset_ptr is not aligned");
+  p = valid_params(); p.top_k.device = moved_by_bytes(tokens, 1);
+  expect(p, StatusCode::invalid_argument, "top_k is not aligned");
   // Device-array parameters are checked per row on the device, not here.
   p = valid_params(); p.top_p.value = 5.0f; p.top_p.device = reinterpret_cast<const float*>(logits);
   CHECK(validate_sampling(p, &c).ok());
@@ -446,4 +461,10 @@ TEST_CASE("sampling workspace: tile sizes by batch and logits dtype, every regio
   CHECK(big % 256 == 0);
   p.logits.rows = 0;
   CHECK(sampling_workspace_bytes(p) == 0);
+  // Only the shape is read: a query before any buffer exists gives the same size.
+  SamplingParams shape_only;
+  shape_only.logits.rows = 4, shape_only.logits.cols = 1024;
+  CHECK(sampling_workspace_bytes(shape_only) == split_workspace_bytes(4, 1024));
+  shape_only.logits.cols = kSamplingMaxVocab + 1;
+  CHECK(sampling_workspace_bytes(shape_only) == 0);
 }

@@ -9,6 +9,7 @@
 #include "dcukern/ref/sampling_transforms.hpp"
 #include "dcukern/registry/resolve.hpp"
 #include "dcukern/sampling/transform_select.hpp"
+#include "misaligned.hpp"
 
 using namespace dcukern;
 
@@ -91,6 +92,15 @@ TEST_CASE("transform validation: every invalid input gets a readable error namin
   expect(RowTransform::softmax, p, StatusCode::invalid_argument, "row stride");
   p = tparams(); p.temperature.value = -1.0f;
   expect(RowTransform::softmax, p, StatusCode::invalid_argument, "temperature");
+  p = tparams(); p.temperature.value = INFINITY;
+  expect(RowTransform::softmax, p, StatusCode::invalid_argument, "temperature");
+  p = tparams(); p.in.data = moved_by_bytes(in_buf, 2);
+  expect(RowTransform::softmax, p, StatusCode::invalid_argument, "the input is not aligned to its element size");
+  // In place: the same view only (a bf16 row read while its f32 output overwrites it would race).
+  p = tparams(); p.out.data = in_buf;
+  CHECK(validate_row_transform(RowTransform::softmax, p, &c).ok());
+  p = tparams(DType::bf16); p.out.data = in_buf;
+  expect(RowTransform::softmax, p, StatusCode::invalid_argument, "in-place call with different row strides or dtypes");
   p = tparams(); p.top_k.value = -1;
   expect(RowTransform::top_k_renorm_probs, p, StatusCode::invalid_argument, "top_k");
   p = tparams(); p.top_p.value = 0.0f;

@@ -29,6 +29,7 @@ namespace dcukern {
 
 constexpr int kAttnMaxHeadDim = 256;
 constexpr int kAttnMaxQueryTokens = 8;
+constexpr int kAttnMaxHeads = 1 << 16;  // query heads per call (tiles count T * Hq / Hkv rows in an int)
 constexpr int64_t kAttnMaxContext = (int64_t(1) << 31) - 1;  // positions are 32-bit
 
 // One [B, T, H, D] tensor (q or o): strides in elements, last dim contiguous (core/tensor.hpp).
@@ -121,6 +122,8 @@ inline Status validate_attention(const AttentionParams& p, AttentionCall* call) 
   if (p.batch < 1) return bad("batch = " + num(p.batch) + ", expected >= 1");
   if (p.q_tokens < 1 || p.q_tokens > kAttnMaxQueryTokens)
     return bad("q_tokens = " + num(p.q_tokens) + " out of range 1.." + num(kAttnMaxQueryTokens));
+  if (p.num_q_heads > kAttnMaxHeads)
+    return bad("query heads = " + num(p.num_q_heads) + " above " + num(kAttnMaxHeads));
   if (p.num_kv_heads < 1 || p.num_q_heads < p.num_kv_heads || p.num_q_heads % p.num_kv_heads)
     return bad("query heads (" + num(p.num_q_heads) + ") must be a positive multiple of KV heads (" +
                num(p.num_kv_heads) + ")");
@@ -137,6 +140,12 @@ inline Status validate_attention(const AttentionParams& p, AttentionCall* call) 
   if (p.kv.dtype == DType::fp8_e4m3 && (!std::isfinite(p.kv.k_scale) || !std::isfinite(p.kv.v_scale) ||
                                         p.kv.k_scale <= 0.f || p.kv.v_scale <= 0.f))
     return bad("fp8 KV needs finite positive k_scale and v_scale");
+  const int act = dtype_bytes(p.q.dtype), kv = dtype_bytes(p.kv.dtype);
+  if (const char* name = first_misaligned({{"q", p.q.data, act}, {"o", p.o.data, act}, {"k pool", p.kv.k, kv},
+                                           {"v pool", p.kv.v, kv}, {"block_table", p.block_table, 4},
+                                           {"context_lens", p.context_lens, 4}, {"lse", p.lse, 4},
+                                           {"alibi_slopes", p.alibi_slopes, 4}, {"sinks", p.sinks, 4}}))
+    return bad(std::string(name) + " is not aligned to its element size");
   if (p.kv.page_size < 1) return bad("page_size = " + num(p.kv.page_size) + ", expected >= 1");
   if (p.kv.num_pages < 1) return bad("KV pool has " + num(p.kv.num_pages) + " pages");
   if (p.max_pages < 1) return bad("max_pages = " + num(p.max_pages) + ", expected >= 1");

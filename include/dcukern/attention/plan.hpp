@@ -42,6 +42,7 @@ constexpr int64_t kAttnChunkGranule = 64;
 constexpr int64_t kAttnFineChunkGranule = 16;
 constexpr int kAttnBlocksPerCu = 4;        // the largest default block target of any row (workspace bound)
 constexpr int64_t kAttnMaxGridBlocks = (int64_t(1) << 31) - 1;
+constexpr int64_t kAttnMaxChunks = int64_t(1) << 24;  // chunks a row (the merge's chunk loops are int)
 
 // Query rows per grouped-kernel tile: T * group rows share a KV head; tiles hold 1, 2, 4 or 8 of them
 // (at most max_tile, a power of two: the row's kernel may cap it, attention_kernel_max_tile).
@@ -84,6 +85,9 @@ inline Status plan_attention(const AttentionCall& c, int compute_units, const At
     p.chunk_size = size;
   }
   const int64_t chunks = (ctx + p.chunk_size - 1) / p.chunk_size;
+  if (chunks > kAttnMaxChunks)
+    return Status::unsupported("attention: split-KV plan needs " + attn_detail::num(chunks) + " chunks a row (> " +
+                               attn_detail::num(kAttnMaxChunks) + "): raise fixed_chunk_size");
   if (chunks * rows > kAttnMaxGridBlocks)
     return Status::unsupported("attention: split-KV plan needs " + attn_detail::num(chunks * rows) +
                                " blocks (> 2^31 - 1): raise fixed_chunk_size");

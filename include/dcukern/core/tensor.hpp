@@ -2,6 +2,7 @@
 // row_stride is in elements and may exceed cols (padded weights, packed projections).
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 
 #include "dcukern/core/dtype.hpp"
 
@@ -64,6 +65,21 @@ inline int address_alignment(const void* p) {
   int align = 1;
   while (align < 256 && (a % (2u * align)) == 0) align *= 2;
   return align;
+}
+
+// One pointer of a call, by name, with the size of the elements it is read or written in.
+struct ElementPointer {
+  const char* name;
+  const void* data;
+  int bytes;
+};
+// The name of the first pointer not aligned to its element size, or nullptr (null pointers pass). Every
+// kernel, the generic rows included, accesses whole elements: a misaligned one faults on the device, and
+// the fault poisons the context, so validation rejects the call instead.
+inline const char* first_misaligned(std::initializer_list<ElementPointer> pointers) {
+  for (const ElementPointer& e : pointers)
+    if (reinterpret_cast<uintptr_t>(e.data) % static_cast<uintptr_t>(e.bytes) != 0) return e.name;
+  return nullptr;
 }
 
 }  // namespace dcukern

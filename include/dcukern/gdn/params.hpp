@@ -166,6 +166,13 @@ inline Status validate_gdn(const GdnParams& p, GdnCall* call) {
   if (p.state.num_slots < 1) return bad("state pool has " + num(p.state.num_slots) + " slots");
   if (p.state.slot_stride < p.num_v_heads * head_elems)
     return bad("state slot stride " + num(p.state.slot_stride) + " below HV*K*V = " + num(p.num_v_heads * head_elems));
+  const int eb = dtype_bytes(act), ab = dtype_bytes(p.a.dtype);
+  if (const char* name = first_misaligned(
+          {{"q", p.q.data, eb}, {"k", p.k.data, eb}, {"v", p.v.data, eb}, {"o", p.o.data, eb},
+           {"a", p.a.data, ab}, {"b", p.b.data, ab}, {"g", p.g.data, 4}, {"beta", p.beta.data, 4},
+           {"A_log", p.A_log, 4}, {"dt_bias", p.dt_bias, 4}, {"state", p.state.data, dtype_bytes(p.state.dtype)},
+           {"slots", p.slots, 4}, {"token_slots", p.token_slots, 4}}))
+    return bad(std::string(name) + " is not aligned to its element size");
   if (!std::isfinite(p.scale)) return bad("scale is not finite");
   if (p.token_slots && p.token_slots_stride < p.tokens)
     return bad("token_slots row stride " + num(p.token_slots_stride) + " below tokens = " + num(p.tokens));
@@ -212,6 +219,11 @@ inline Status validate_conv1d(const Conv1dParams& p, Conv1dCall* call) {
   if (p.bias.data && p.bias.size != dim) return bad("bias has " + num(p.bias.size) + " elements, expected " + num(dim));
   if (p.y.rows != batch || p.y.cols != dim)
     return bad("y is [" + num(p.y.rows) + ", " + num(p.y.cols) + "], expected [" + num(batch) + ", " + num(dim) + "]");
+  const int eb = dtype_bytes(dt), sb = dtype_bytes(p.state.dtype);
+  if (const char* name = first_misaligned({{"x", p.x.data, eb}, {"weight", p.weight.data, eb}, {"y", p.y.data, eb},
+                                           {"bias", p.bias.data, eb}, {"state", p.state.data, sb},
+                                           {"slots", p.slots, 4}}))
+    return bad(std::string(name) + " is not aligned to its element size");
   if (p.x.row_stride < dim || p.y.row_stride < dim || p.weight.row_stride < width)
     return bad("row stride below row width (x " + num(p.x.row_stride) + ", y " + num(p.y.row_stride) + ", weight " +
                num(p.weight.row_stride) + ")");

@@ -65,6 +65,10 @@ inline Status validate_gemv(const GemvParams& p, GemvCall* call) {
     return Status::invalid("gemv: row stride below row width (x " + std::to_string(p.x.row_stride) + " < K?, w " +
                            std::to_string(p.w.row_stride) + " < K?, y " + std::to_string(p.y.row_stride) +
                            " < M?)");
+  const int eb = dtype_bytes(dt);
+  if (const char* name = first_misaligned({{"x", p.x.data, eb}, {"w", p.w.data, eb}, {"y", p.y.data, eb},
+                                           {"bias", p.bias.data, eb}}))
+    return Status::invalid(std::string("gemv: ") + name + " is not aligned to its element size");
   int align = address_alignment(p.x.data);
   align = std::min(align, address_alignment(p.w.data));
   align = std::min(align, address_alignment(p.y.data));

@@ -3,7 +3,9 @@
 // logits [B, V] (f32, bf16 or f16; rows contiguous, row_stride >= V) -> tokens [B] (i32 or i64), and an
 // optional validity flag per row. Per-row parameters are one value for the batch, or a device array [B]
 // that overrides it:
-//   temperature  T > 0 samples softmax(logits / T); T == 0 is greedy (argmax, lowest index on ties)
+//   temperature  T > 0 samples softmax(logits / T); T == 0 is greedy (argmax, lowest index on ties);
+//                T <= kSamplingMaxTemperature (1e30: log2(e) / T stays a normal float, so -inf logits keep
+//                weight 0)
 //   top_k        0 (or >= V) is off; else keep the k largest logits
 //   top_p        1 is off; else keep the smallest prefix (largest first) with mass >= top_p
 //   min_p        0 is off; else keep tokens with probability >= min_p * (largest probability)
@@ -31,6 +33,7 @@ namespace dcukern {
 
 constexpr int64_t kSamplingMaxVocab = int64_t(1) << 20;
 constexpr int64_t kSamplingMaxBatch = int64_t(1) << 20;
+constexpr float kSamplingMaxTemperature = 1e30f;  // (the parameter comment above says why)
 constexpr int64_t kSamplingInvalidToken = 0;
 
 // One value for the whole batch, or (device != nullptr) a device array [B] that replaces it.
@@ -84,7 +87,9 @@ struct SamplingCall {
 
 // Per-row parameter checks shared by host validation and (for device arrays) the kernel.
 struct SamplingRowRule {
-  DCUKERN_HD static constexpr bool temperature_ok(float t) { return t >= 0.0f; }  // false for NaN
+  DCUKERN_HD static constexpr bool temperature_ok(float t) {  // false for NaN and +inf
+    return t >= 0.0f && t <= kSamplingMaxTemperature;
+  }
   DCUKERN_HD static constexpr bool top_k_ok(int32_t k) { return k >= 0; }
   DCUKERN_HD static constexpr bool top_p_ok(float p) { return p > 0.0f && p <= 1.0f; }
   DCUKERN_HD static constexpr bool min_p_ok(float p) { return p >= 0.0f && p <= 1.0f; }
@@ -112,11 +117,17 @@ inline Status validate_sampling(const SamplingParams& p, SamplingCall* call) {
   if (p.tokens.size != l.rows)
     return Status::invalid("sampling: tokens has " + std::to_string(p.tokens.size) + " elements, expected B = " +
                            std::to_string(l.rows));
+  if (const char* name = first_misaligned({{"logits", l.data, dtype_bytes(l.dtype)},
+                                           {"tokens", p.tokens.data, dtype_bytes(p.tokens.dtype)},
+                                           {"temperature", p.temperature.device, 4}, {"top_k", p.top_k.device, 4},
+                                           {"top_p", p.top_p.device, 4}, {"min_p", p.min_p.device, 4},
+                                           {"seed_ptr", p.seed_ptr, 8}, {"offset_ptr", p.offset_ptr, 8}}))
+    return Status::invalid(std::string("sampling: ") + name + " is not aligned to its element size");
   if (p.tokens.dtype == DType::i32 && l.cols > INT32_MAX)
     return Status::invalid("sampling: i32 tokens cannot hold V");
   using R = SamplingRowRule;
   if (!p.temperature.device && !R::temperature_ok(p.temperature.value))
-    return Status::invalid("sampling: temperature " + std::to_string(p.temperature.value) + " (must be >= 0)");
+    return Status::invalid("sampling: temperature " + std::to_string(p.temperature.value) + " (must be in [0, 1e30])");
   if (!p.top_k.device && !R::top_k_ok(p.top_k.value))
     return Status::invalid("sampling: top_k " + std::to_string(p.top_k.value) + " (must be >= 0)");
   if (!p.top_p.device && !R::top_p_ok(p.top_p.value))

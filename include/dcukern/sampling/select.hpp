@@ -34,11 +34,12 @@ inline Status check_sampling_row(const SamplingParams& p, const TargetInfo& targ
                                                        [&](SamplingCall& c) { c.has_workspace = has_workspace; });
 }
 
-// Bytes of workspace the split rows need for a call of p's shape (B, V); 0 for an invalid shape.
+// Bytes of workspace the split rows need for a call of p's shape (B = logits.rows, V = logits.cols); only the
+// shape is read (pointers and parameters may be unset), 0 where it is out of range.
 inline size_t sampling_workspace_bytes(const SamplingParams& p) {
-  SamplingCall call;
-  if (!validate_sampling(p, &call).ok()) return 0;
-  return sampling_detail::split_workspace_bytes(call.batch, call.vocab);
+  const int64_t b = p.logits.rows, v = p.logits.cols;
+  if (b < 1 || b > kSamplingMaxBatch || v < 1 || v > kSamplingMaxVocab) return 0;
+  return sampling_detail::split_workspace_bytes(b, v);
 }
 
 }  // namespace dcukern

@@ -56,6 +56,11 @@ inline Status validate_row_transform(RowTransform t, const RowTransformParams& p
     return Status::unsupported(op + ": input " + dtype_name(in.dtype) + ", output " + dtype_name(p.out.dtype) +
                                " (supported: softmax f32/bf16/f16 -> f32, top_k_mask_logits same dtype in and out, "
                                "renorm f32 -> f32)");
+  if (const char* name = first_misaligned({{"the input", in.data, dtype_bytes(in.dtype)},
+                                           {"the output", p.out.data, dtype_bytes(p.out.dtype)},
+                                           {"temperature", p.temperature.device, 4}, {"top_k", p.top_k.device, 4},
+                                           {"top_p", p.top_p.device, 4}}))
+    return Status::invalid(op + ": " + name + " is not aligned to its element size");
   if (in.rows < 1 || in.rows > kSamplingMaxBatch)
     return Status::invalid(op + ": batch B = " + std::to_string(in.rows) + " out of range 1.." +
                            std::to_string(kSamplingMaxBatch));
@@ -67,11 +72,11 @@ inline Status validate_row_transform(RowTransform t, const RowTransformParams& p
                            ", expected " + std::to_string(in.rows) + " x " + std::to_string(in.cols));
   if (in.row_stride < in.cols || p.out.row_stride < p.out.cols)
     return Status::invalid(op + ": row stride below V");
-  if (p.out.data == in.data && p.out.row_stride != in.row_stride)
-    return Status::invalid(op + ": in-place call with different row strides");
+  if (p.out.data == in.data && (p.out.row_stride != in.row_stride || p.out.dtype != in.dtype))
+    return Status::invalid(op + ": in-place call with different row strides or dtypes");
   using R = SamplingRowRule;
   if (!p.temperature.device && !R::temperature_ok(p.temperature.value))
-    return Status::invalid(op + ": temperature " + std::to_string(p.temperature.value) + " (must be >= 0)");
+    return Status::invalid(op + ": temperature " + std::to_string(p.temperature.value) + " (must be in [0, 1e30])");
   if (!p.top_k.device && !R::top_k_ok(p.top_k.value))
     return Status::invalid(op + ": top_k " + std::to_string(p.top_k.value) + " (must be >= 0)");
   if (!p.top_p.device && !R::top_p_ok(p.top_p.value))
