@@ -6,7 +6,8 @@
 //   dcukern::Status s = dcukern::attention(p, workspace, bytes, stream);  // row for the current device
 //
 // No allocation, no host synchronisation: capturable in a HIP/CUDA graph (the plan reads host values
-// only). On any error nothing is launched and o / lse are untouched.
+// only). A rejected call (validation, plan, workspace) launches nothing and leaves o / lse untouched; a
+// launch the runtime refuses leaves them untouched too, but may leave the workspace's partials written.
 // Debug mode: attention_check_tables (attention/table_check.hpp) checks context_lens and block_table
 // against the pool on the device and reports the first bad entry.
 // Rows (capabilities/attention_rows.hpp): on sm_90 the pipelined tensor-core row (.smem_pipeline, tuned

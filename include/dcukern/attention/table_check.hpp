@@ -45,7 +45,8 @@ __global__ void __launch_bounds__(kThreads)
 
 // Checks p's context_lens and block_table (device memory) on `stream`; the verdict lands in *result (device
 // memory, 8-byte aligned) when the stream gets there. Errors: p itself invalid (validate_attention), or
-// no result word; nothing is launched then.
+// no result word; nothing is launched then. After a launch error the word is not a verdict (it may
+// already read as ok).
 inline Status attention_check_tables(const AttentionParams& p, uint64_t* result, stream_t stream) {
   AttentionCall call;
   if (Status s = validate_attention(p, &call); !s.ok()) return s;
