@@ -13,8 +13,34 @@ namespace dcukern {
 struct DeviceContext {
   int device = -1;
   DeviceFacts facts;
+  // The device's target, as rows are selected for it: target.info points at code_target, the target
+  // table's entry less the features the code running on the device was not built for
+  // (features_missing_from_code).
   ResolvedTarget target;
+  TargetInfo code_target{};
 };
+
+#if DCUKERN_PLATFORM_CUDA
+namespace platform_detail {
+// An empty kernel built like the library's kernels of this program: the PTX version of its code on a
+// device is theirs (the program is taken to build its device code for one set of targets).
+template <int = 0>
+__global__ void code_version_probe() {}
+}  // namespace platform_detail
+#endif
+
+// Features of a target that the code running on `device` lacks though the device has them: on CUDA, code
+// JIT-compiled from PTX below compute_80 has no mma.sync (the mma kernels' bodies are a trap there), so
+// their rows must not be chosen: nv_mma_f16 goes. Nothing elsewhere (HIP code objects are per target).
+inline FeatureSet features_missing_from_code(int device) {
+#if DCUKERN_PLATFORM_CUDA
+  const void* probe = reinterpret_cast<const void*>(&platform_detail::code_version_probe<>);
+  return kernel_ptx_version(probe, device) >= 80 ? FeatureSet(0) : feature_bit(Feature::nv_mma_f16);
+#else
+  (void)device;
+  return 0;
+#endif
+}
 
 // Context of the current device. Fails (no_device) where there is no usable device.
 inline Status current_device_context(const DeviceContext** out) {
@@ -40,6 +66,9 @@ inline Status current_device_context(const DeviceContext** out) {
   if (Status s = query_device_facts(device, &ctx.facts); !s.ok()) return s;
   ctx.target = resolve_target(ctx.facts.arch_name);
   if (!ctx.target.info) return Status::unsupported("unrecognised architecture name '" + ctx.facts.arch_name + "'");
+  ctx.code_target = *ctx.target.info;
+  ctx.code_target.features &= ~features_missing_from_code(device);
+  ctx.target.info = &ctx.code_target;
   cache[device].store(&ctx, std::memory_order_release);
   *out = &ctx;
   return Status::success();

@@ -144,20 +144,23 @@ inline int resident_blocks(const void* kernel, int device, int threads, int shar
 }
 
 #if DCUKERN_PLATFORM_CUDA
-// Whether the code of `kernel` that runs on `device` (the current device) was compiled for compute
-// capability 9.0 or later (its PTX version: code JIT-compiled from older PTX has no grid_dependency_wait()
-// and no cluster code in it). Asked once per kernel and device; the answers are kept per kernel, not per
-// signature: kernels of the same signature may come from translation units built for different targets.
-inline bool kernel_built_for_sm90(const void* kernel, int device) {
+// The PTX version (compute capability x 10) the code of `kernel` that runs on `device` (the current device)
+// was compiled from: code JIT-compiled from older PTX lacks what that PTX lacks. Asked once per kernel and
+// device; the answers are kept per kernel, not per signature: kernels of the same signature may come from
+// translation units built for different targets. 0 where the runtime cannot say.
+inline int kernel_ptx_version(const void* kernel, int device) {
   return asked_once(
       [&] {
         cudaFuncAttributes attr{};
-        const bool yes = cudaFuncGetAttributes(&attr, kernel) == cudaSuccess && attr.ptxVersion >= 90;
+        const int version = cudaFuncGetAttributes(&attr, kernel) == cudaSuccess ? attr.ptxVersion : 0;
         (void)cudaGetLastError();
-        return yes;
+        return version;
       },
       kernel, device);
 }
+// Whether that code was built for compute capability 9.0 or later: it has grid_dependency_wait() and the
+// cluster code in it.
+inline bool kernel_built_for_sm90(const void* kernel, int device) { return kernel_ptx_version(kernel, device) >= 90; }
 // How many clusters of `cluster` blocks of `threads` threads of `kernel` (no dynamic shared memory) the
 // current device, ordinal `device`, runs at once (0 on error). Asked once per kernel, device and shape.
 inline int resident_clusters(const void* kernel, int device, int cluster, int threads) {
