@@ -31,6 +31,10 @@ void print_target_header(const ResolvedTarget& r) {
               t.name, r.exact ? "" : (" (unlisted '" + r.canonical + "': family fallback, no features)").c_str(),
               vendor_name(t.vendor), t.wave_size, t.lds_bytes / 1024, report::feature_names(t.features).c_str(),
               report::feature_names(t.unverified).c_str(), t.source);
+  if (t.vendor != Vendor::nvidia && !t.debian_toolchain)
+    std::printf("\n> This project's toolchain does not build for %s: the rows' AMD / Hygon compile and ISA-audit "
+                "evidence below comes from the targets it builds, not from %s. The rows open here on the table's "
+                "features alone.\n", t.name, t.name);
 }
 
 #if !DCUKERN_PLATFORM_HOST
