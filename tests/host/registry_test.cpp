@@ -165,6 +165,13 @@ TEST_CASE("overrides are read from the environment") {
   CHECK(Overrides::instance().is_disabled("gemv.splitk"));
   CHECK_FALSE(Overrides::instance().is_disabled("gemv.rowwise"));
   CHECK(Overrides::instance().is_forced("gemv.generic"));
+  {  // Forces are counted: a scope that forces the same row leaves the environment's force in place.
+    const ScopedForce nested("gemv.generic");
+    CHECK(Overrides::instance().is_forced("gemv.generic"));
+  }
+  CHECK(Overrides::instance().is_forced("gemv.generic"));
+  Overrides::instance().unforce("gemv.generic");
+  CHECK_FALSE(Overrides::instance().is_forced("gemv.generic"));
   unsetenv("DCUKERN_DISABLE");
   unsetenv("DCUKERN_FORCE");
   Overrides::instance().clear();

@@ -152,9 +152,9 @@ inline int kernel_ptx_version(const void* kernel, int device) {
   return asked_once(
       [&] {
         cudaFuncAttributes attr{};
-        const int version = cudaFuncGetAttributes(&attr, kernel) == cudaSuccess ? attr.ptxVersion : 0;
-        (void)cudaGetLastError();
-        return version;
+        if (cudaFuncGetAttributes(&attr, kernel) == cudaSuccess) return attr.ptxVersion;
+        (void)cudaGetLastError();  // (only its own error: a caller's pending one stays)
+        return 0;
       },
       kernel, device);
 }
@@ -197,11 +197,9 @@ template <class... Params, class... Args>
 inline runtime_error_t launch_dependent_cluster(bool dependent, int device, unsigned cluster, void (*kernel)(Params...),
                                                 dim3 grid, dim3 block, size_t shared, stream_t s, Args... args) {
 #if DCUKERN_PLATFORM_CUDA
+  // (Every launch through cudaLaunchKernelEx, which returns its own status: kernel<<<>>> followed by
+  // cudaGetLastError() would also report an earlier call's error that the caller has not cleared.)
   dependent = dependent && kernel_built_for_sm90(reinterpret_cast<const void*>(kernel), device);
-  if (!dependent && cluster <= 1) {
-    kernel<<<grid, block, shared, s>>>(static_cast<Params>(args)...);
-    return runtime_last_error();
-  }
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;

@@ -1,7 +1,8 @@
 // Operator overrides: disable rows, or force one row per op, by id, from the environment
 // (DCUKERN_DISABLE=gemv.splitk,gemv.rowwise  DCUKERN_FORCE=gemv.generic) or from the API. A forced row
 // is tried first; it still has to pass its ISA and contract checks, so forcing never runs a kernel
-// where it is not valid. Thread-safe; the environment is read once, at first use.
+// where it is not valid. Thread-safe; the environment is read once, at first use. Forces are counted: a row
+// forced twice (two ScopedForce of one id, or one over DCUKERN_FORCE) stays forced until both are undone.
 #pragma once
 #include <atomic>
 #include <cstdlib>
@@ -21,7 +22,11 @@ class Overrides {
   void disable(std::string_view id) { edit([&] { disabled_.insert(std::string(id)); }); }
   void enable(std::string_view id) { edit([&] { disabled_.erase(std::string(id)); }); }
   void force(std::string_view id) { edit([&] { forced_.insert(std::string(id)); }); }
-  void unforce(std::string_view id) { edit([&] { forced_.erase(std::string(id)); }); }
+  void unforce(std::string_view id) {  // undoes one force of `id`
+    edit([&] {
+      if (const auto it = forced_.find(id); it != forced_.end()) forced_.erase(it);
+    });
+  }
   void clear() {
     edit([&] {
       disabled_.clear();
@@ -58,7 +63,8 @@ class Overrides {
     e();
     any_.store(!disabled_.empty() || !forced_.empty(), std::memory_order_release);
   }
-  bool contains(const std::set<std::string, std::less<>>& ids, std::string_view id) const {
+  template <class Ids>
+  bool contains(const Ids& ids, std::string_view id) const {
     if (!any_.load(std::memory_order_acquire)) return false;
     std::lock_guard<std::mutex> g(m_);
     return ids.find(id) != ids.end();
@@ -66,7 +72,7 @@ class Overrides {
   mutable std::mutex m_;
   std::atomic<bool> any_{false};
   std::set<std::string, std::less<>> disabled_;
-  std::set<std::string, std::less<>> forced_;
+  std::multiset<std::string, std::less<>> forced_;
 };
 
 // Forces the row `id` while it lives (nullptr: none): a row without device evidence runs only when forced
