@@ -86,8 +86,11 @@ Status run(DeviceProblem& pr, const char* id, const AttentionPlanOptions& plan =
 
 double out_tolerance(DType t) { return t == DType::bf16 ? 1.6e-2 : 3e-3; }
 
-// Device output against the double reference: o within tolerance (exact zeros for rows without keys),
-// LSE within 1e-3 (exactly -inf for rows without keys).
+// Device output against the double reference. o: within tol x (|want| + the row's largest |want|), so the
+// bound follows the row's own scale (a long context's output is an average near 0, where a bound of
+// tol x (1 + |want|) let zeros pass); rows without keys must be zeros. LSE: within 1e-4 x (1 + |lse|) (the
+// kernels' fp32 sums are good to about 1e-6; dropping 1 % of a long context's keys moves it by 1e-2), and
+// exactly -inf for rows without keys.
 void check_against_reference(DeviceProblem& pr, const std::string& what) {
   INFO(what);
   const auto r = ref::attention(pr.h.host_params());
@@ -97,9 +100,11 @@ void check_against_reference(DeviceProblem& pr, const std::string& what) {
   const double tol = out_tolerance(pr.h.c.qt);
   int bad = 0;
   for (size_t row = 0; row < pr.h.rows() && bad < 5; ++row) {
+    double row_scale = 0.0;
+    for (int d = 0; d < D; ++d) row_scale = std::max(row_scale, std::fabs(r.o[row * D + d]));
     for (int d = 0; d < D; ++d) {
       const double got = ref::to_float(pr.h.c.qt, o[row * D + d]), want = r.o[row * D + d];
-      if (!(std::fabs(got - want) <= tol * (1.0 + std::fabs(want)))) {
+      if (!(std::fabs(got - want) <= tol * (std::fabs(want) + row_scale) + 1e-7)) {
         ++bad;
         INFO("row " << row << " d " << d << " got " << got << " want " << want);
         CHECK(false);
@@ -110,7 +115,7 @@ void check_against_reference(DeviceProblem& pr, const std::string& what) {
       if (std::isinf(r.lse[row])) {
         CHECK(std::isinf(lse[row]));
         CHECK(lse[row] < 0);
-      } else if (!(std::fabs(lse[row] - r.lse[row]) <= 1e-3 * (1.0 + std::fabs(r.lse[row])))) {
+      } else if (!(std::fabs(lse[row] - r.lse[row]) <= 1e-4 * (1.0 + std::fabs(r.lse[row])))) {
         ++bad;
         INFO("row " << row << " lse got " << lse[row] << " want " << r.lse[row]);
         CHECK(false);
@@ -197,8 +202,10 @@ TEST_CASE("attention: every option on and off, alone and together") {
     c.D = 128, c.hq = 8, c.hkv = 2, c.page_size = 16;
     c.ctx = {0, 3, 129, 700};
     const bool all = opt == 7;
+    c.qt = opt % 2 ? DType::f16 : DType::bf16;  // (KV bf16: q f16 with bf16 KV too)
     if (opt == 1 || all) c.scale = 0.3f;
-    if (opt == 2 || all) c.soft_cap = 30.f;
+    if (opt == 2) c.soft_cap = 1.f;  // below the logits' spread: the cap changes them
+    if (all) c.soft_cap = 30.f;
     if (opt == 3 || all) c.window_left = 100;
     if (opt == 4 || all) c.alibi = true;
     if (opt == 5 || all) c.sinks = true;
@@ -215,6 +222,7 @@ TEST_CASE("attention: fp8 e4m3 KV with per-tensor scales against a reference deq
       AttnConfig c;
       c.D = D, c.hq = 12, c.hkv = 2, c.page_size = hnd ? 544 : 16, c.head_major = hnd;
       c.kvt = DType::fp8_e4m3, c.k_scale = 0.05f, c.v_scale = 0.1f;
+      c.qt = hnd ? DType::f16 : DType::bf16;
       c.ctx = {0, 2, 1000, quick_mode() ? 2000 : 9000};
       c.sinks = hnd;
       run_and_check(c, rng);
@@ -225,7 +233,7 @@ TEST_CASE("attention: fp8 e4m3 KV with per-tensor scales against a reference deq
     c.D = 128, c.T = 3, c.hq = 8, c.hkv = 2, c.page_size = 16;
     c.kvt = DType::fp8_e4m3, c.k_scale = 0.05f, c.v_scale = 0.1f;
     c.ctx = {0, 2, 129, quick_mode() ? 1500 : 5000};
-    c.scale = 0.3f, c.soft_cap = 30.f, c.window_left = 1000, c.alibi = true, c.sinks = true;
+    c.scale = 0.3f, c.soft_cap = 2.f, c.window_left = 1000, c.alibi = true, c.sinks = true;
     run_and_check(c, rng);
   }
   // A batch whose unsplit blocks fill two per compute unit: the pipelined row takes its shallow ring there
@@ -364,6 +372,15 @@ TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with t
   std::vector<AttentionPlanOptions> wide_plans(2);
   wide_plans[1].fixed_chunk_size = 1008;
   check_split_plans(wide, wide_plans, rng);
+  // 4 query tokens a sequence (causal) with chunks of 1 and 2 keys: a sequence's last chunks hold keys that
+  // only its later tokens see, so a chunk is empty for some of the sequence's rows and not for others.
+  AttnConfig multi;
+  multi.D = 64, multi.T = 4, multi.hq = 8, multi.hkv = 2, multi.page_size = 16, multi.qt = DType::f16;
+  multi.ctx = {0, 3, 5, 66, 700};
+  std::vector<AttentionPlanOptions> multi_plans(3);
+  multi_plans[1].fixed_chunk_size = 1;
+  multi_plans[2].fixed_chunk_size = 2;
+  check_split_plans(multi, multi_plans, rng);
 }
 
 // One sequence alone, then the same sequence (its q, its pages' contents) at batch index `where` among

@@ -1,8 +1,9 @@
 // Sampling device tests against the host reference (ref/sampling.hpp):
 //  - exactness: ~1M draws per case (1024 identical rows = 1024 independent Philox streams, x 1024
 //    offsets); Pearson chi-square over the kept set (expected counts >= 5 per merged bin) must stay
-//    under the 1 - 1e-6 quantile (Wilson-Hilferty), so with ~30 such tests the suite's false-failure
-//    rate is below 1e-4; and no draw may fall outside the kept set (a hard check).
+//    under the 1 - 1e-7 quantile (Wilson-Hilferty): with a few hundred such checks, and Pearson's
+//    statistic at small expected counts somewhat wider than chi-square, the suite's false-failure rate
+//    stays near 1e-4 or below; and no draw may fall outside the kept set (a hard check).
 //  - small V (32, 257, 1000) under every filter combination; V = 151936 concentrated and flat.
 //  - greedy = argmax (lowest index on ties); invalid rows; k > V; V of odd sizes up to 262144, B = 1024;
 //    per-row device parameters; same seed -> same bits; offsets -> independent streams; graph replay
@@ -39,8 +40,17 @@ using dcukern::test::DeviceBuffer;
 
 namespace {
 
+// The set a draw may come from where a filter's boundary is a knife edge: the reference's set with top_p
+// raised and min_p lowered by 1e-4 relative (a float decision within 1e-5 of the boundary may fall either
+// way; a wider margin is a wrong set). Every row is checked against it; none is skipped.
+ref::FilteredDistribution loosened_distribution(const std::vector<float>& row, ref::SamplingRowParams rp) {
+  rp.top_p = std::min(1.0, rp.top_p * (1.0 + 1e-4));
+  rp.min_p *= 1.0 - 1e-4;
+  return ref::filtered_distribution(row, rp);
+}
+
 using test::quick_mode;
-constexpr double kZ = 4.753;  // one-sided normal quantile of 1e-6
+constexpr double kZ = 5.199;  // one-sided normal quantile of 1e-7
 
 // B copies of one row of logits (rounded to dt), on the device, with a padded stride.
 struct Batch {
@@ -222,21 +232,28 @@ void check_seed_streams(const char* row, const ref::SamplingRowParams& rp, int64
   const Batch lb(DType::f32, l, b);
   DeviceBuffer<int32_t> t0(b), t1(b);
   Workspace ws(workspace_bytes(lb));
-  auto run = [&](DeviceBuffer<int32_t>& out, uint64_t offset) {
+  auto run = [&](DeviceBuffer<int32_t>& out, uint64_t offset, uint64_t seed_xor = 0) {
     SamplingParams p = make_params(lb, out.get(), rp);
     p.offset = offset;
+    p.seed ^= seed_xor;
     REQUIRE(ws.sample(p, nullptr, row).ok());
     test::device_synchronize();
     return out.download();
   };
+  auto agreements = [&](const std::vector<int32_t>& x, const std::vector<int32_t>& y) {
+    int same = 0;
+    for (int64_t r = 0; r < b; ++r) same += x[r] == y[r];
+    return same;
+  };
   INFO(std::string(row));
   const auto first = run(t0, 9);
   CHECK(run(t1, 9) == first);
-  const auto other = run(t1, 10);
-  int same = 0, adjacent = 0;
-  for (int64_t r = 0; r < b; ++r) same += first[r] == other[r];
+  CHECK(agreements(first, run(t1, 10)) < 20);
+  // Every bit of the seed and the offset counts: seeds that differ in bit 40 only, offsets in bit 32 only.
+  CHECK(agreements(first, run(t1, 9, uint64_t(1) << 40)) < 20);
+  CHECK(agreements(first, run(t1, 9 + (uint64_t(1) << 32))) < 20);
+  int adjacent = 0;
   for (int64_t r = 0; r + 1 < b; ++r) adjacent += first[r] == first[r + 1];  // rows are streams too
-  CHECK(same < 20);
   CHECK(adjacent < 20);
 }
 
@@ -357,9 +374,9 @@ void check_per_row_filter(const char* row, PerRow<float> SamplingParams::*filter
         ref::SamplingRowParams rp;
         rp.temperature = ts[r];
         rp.*ref_value = vs[r];
-        d = ref::filtered_distribution(lb.row, rp);
+        d = loosened_distribution(lb.row, rp);
       }
-      if (d.prob_of(t[r]) == 0.0 && std::min(d.top_p_margin, d.min_p_margin) > 1e-5) ++outside;
+      if (d.prob_of(t[r]) == 0.0) ++outside;
     }
   }
   CHECK(outside == 0);
@@ -895,8 +912,8 @@ TEST_CASE("k > V, odd V up to 262144, B = 1024, -inf entries, per-row device par
           continue;
         }
         auto& d = refs[r];
-        if (d.tokens.empty()) d = ref::filtered_distribution(lb.row, rp);
-        if (d.prob_of(t[r]) == 0.0 && d.top_p_margin > 1e-5) ++outside;
+        if (d.tokens.empty()) d = loosened_distribution(lb.row, rp);
+        if (d.prob_of(t[r]) == 0.0) ++outside;
         if (ok[r] != 1) ++invalid;
       }
     }

@@ -83,6 +83,13 @@ TEST_CASE("chi-square helpers: a perfect sample passes, a biased one fails") {
   CHECK(c.statistic > ref::chi_square_bound(c.dof, 4.753));
   // chi2(10): the 1 - 1e-6 quantile is 46.9 (closed form for even dof); Wilson-Hilferty is within 3%.
   CHECK(ref::chi_square_bound(10, 4.753) == doctest::Approx(46.9).epsilon(0.03));
+  // A tail whose expected count stays below 5 joins the last bin: expected 50, 49 + 1 (not a bin of 1,
+  // where 3 draws instead of 1 would add 4 to the statistic).
+  ref::FilteredDistribution tail;
+  tail.valid = true, tail.tokens = {0, 1, 2}, tail.probs = {0.5, 0.49, 0.01};
+  c = ref::chi_square(tail, {50, 47, 3}, 100);
+  CHECK(c.dof == 1);
+  CHECK(c.statistic == doctest::Approx(0.0));
 }
 
 namespace {

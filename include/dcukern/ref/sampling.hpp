@@ -117,20 +117,26 @@ inline ChiSquare chi_square(const FilteredDistribution& d, const std::vector<int
     else r.outside += counts_by_token[t];
   }
   (void)inside;
-  double obs = 0.0, exp = 0.0;
+  double obs = 0.0, exp = 0.0, last_obs = 0.0, last_exp = 0.0;  // the open bin, and the last closed one
   int bins = 0;
+  auto term = [](double o, double e) { return (o - e) * (o - e) / e; };
   for (size_t j = 0; j < d.tokens.size(); ++j) {
     obs += double(counts_by_token[d.tokens[j]]);
     exp += d.probs[j] * double(draws);
     if (exp >= min_expected) {
-      r.statistic += (obs - exp) * (obs - exp) / exp;
+      r.statistic += term(obs, exp);
       ++bins;
+      last_obs = obs, last_exp = exp;
       obs = exp = 0.0;
     }
   }
-  if (exp > 0.0) {  // leftover tail merged into one more bin
-    r.statistic += (obs - exp) * (obs - exp) / exp;
-    ++bins;
+  if (exp > 0.0) {  // the leftover tail: into the last bin (every bin keeps >= min_expected), or its own
+    if (bins > 0) {
+      r.statistic += term(last_obs + obs, last_exp + exp) - term(last_obs, last_exp);
+    } else {
+      r.statistic += term(obs, exp);
+      ++bins;
+    }
   }
   r.dof = std::max(bins - 1, 1);
   return r;
