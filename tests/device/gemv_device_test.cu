@@ -3,15 +3,12 @@
 // padded strides, misaligned pointers; N > 8 shapes the mma row runs through its register-bounded instance;
 // rejection writes nothing; graph replay gives the bits of eager runs.
 // DCUKERN_TEST_QUICK=1 runs a smaller set (M, K <= 1031, fewer N) for compute-sanitizer runs.
-#include <algorithm>
-#include <cmath>
 #include <cstdlib>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "dcukern/gemv.hpp"
-#include "support.hpp"
+#include "gemv_check.hpp"
 
 using namespace dcukern;
 using dcukern::test::DeviceBuffer;
@@ -20,6 +17,7 @@ namespace {
 
 using test::device_target;
 using test::quick_mode;
+using namespace test::gemv_check;
 
 // Ids of the rows that can run on this device (ISA and build), general rows only.
 std::vector<const char*> runnable_rows() {
@@ -27,123 +25,6 @@ std::vector<const char*> runnable_rows() {
   for (const auto& row : GemvOp::rows())
     if (row_unavailable_reason(row, device_target(), GemvOp::compiled_in(row.kernel)).empty()) ids.push_back(row.id);
   return ids;
-}
-
-enum class Layout { dense, padded, misaligned };
-const char* layout_name(Layout l) {
-  return l == Layout::dense ? "dense" : l == Layout::padded ? "padded" : "misaligned";
-}
-
-// One problem: inputs on host and device for N up to 16, with the layout's strides and offsets.
-struct Problem {
-  DType dt;
-  int64_t m, k, ldx, ldw, ldy;
-  int offset;  // elements added to x and W base pointers (1: misaligned)
-  std::vector<uint16_t> x, w, bias;
-  DeviceBuffer<uint16_t> dx, dw, dbias, dy;
-
-  Problem(DType dt_, int64_t m_, int64_t k_, Layout layout, std::mt19937_64& rng) : dt(dt_), m(m_), k(k_) {
-    ldx = layout == Layout::padded ? k + 8 : k;
-    ldw = layout == Layout::padded ? k + 24 : k;
-    ldy = layout == Layout::padded ? m + 3 : m;
-    offset = layout == Layout::misaligned ? 1 : 0;
-    x = test::random_halfs(dt, offset + kGemvMaxN * ldx, rng);
-    w = test::random_halfs(dt, offset + m * ldw, rng);
-    bias = test::random_halfs(dt, m, rng);
-    dx = DeviceBuffer<uint16_t>(x.size());
-    dw = DeviceBuffer<uint16_t>(w.size());
-    dbias = DeviceBuffer<uint16_t>(m);
-    dy = DeviceBuffer<uint16_t>(kGemvMaxN * ldy);
-    dx.upload(x);
-    dw.upload(w);
-    dbias.upload(bias);
-  }
-  GemvParams params(int n, bool with_bias) const {
-    GemvParams p;
-    p.x = {dx.get() + offset, dt, n, k, ldx};
-    p.w = {dw.get() + offset, dt, m, k, ldw};
-    if (with_bias) p.bias = {dbias.get(), dt, m};
-    p.y = {dy.get(), dt, n, m, ldy};
-    return p;
-  }
-};
-
-// Output rows (m) checked against the reference: all of them for small M, else edges, tile boundaries
-// and a random sample.
-std::vector<int64_t> rows_to_check(int64_t m, std::mt19937_64& rng) {
-  if (m <= 512) {
-    std::vector<int64_t> all(m);
-    for (int64_t i = 0; i < m; ++i) all[i] = i;
-    return all;
-  }
-  std::set<int64_t> s;
-  for (int64_t i = 0; i < 20; ++i) {
-    s.insert(i);
-    s.insert(m - 1 - i);
-  }
-  for (int64_t t = 16; t < m; t += m / 37 + 1) {
-    s.insert(t - 1);
-    s.insert(t);
-  }
-  std::uniform_int_distribution<int64_t> d(0, m - 1);
-  for (int i = 0; i < 160; ++i) s.insert(d(rng));
-  return {s.begin(), s.end()};
-}
-
-struct Reference {
-  std::vector<int64_t> rows;
-  std::vector<double> value, scale;  // [n][row index]; scale = sum |x w| + |bias|
-};
-
-Reference reference(const Problem& pr, int n, bool with_bias, const std::vector<int64_t>& rows) {
-  Reference r{rows, std::vector<double>(n * rows.size()), std::vector<double>(n * rows.size())};
-  std::vector<float> xf(static_cast<size_t>(n) * pr.k);
-  for (int i = 0; i < n; ++i)
-    for (int64_t kk = 0; kk < pr.k; ++kk) xf[i * pr.k + kk] = ref::to_float(pr.dt, pr.x[pr.offset + i * pr.ldx + kk]);
-  std::vector<float> wf(pr.k);
-  for (size_t j = 0; j < rows.size(); ++j) {
-    const uint16_t* wr = pr.w.data() + pr.offset + rows[j] * pr.ldw;
-    for (int64_t kk = 0; kk < pr.k; ++kk) wf[kk] = ref::to_float(pr.dt, wr[kk]);
-    const double b = with_bias ? ref::to_float(pr.dt, pr.bias[rows[j]]) : 0.0;
-    for (int i = 0; i < n; ++i) {
-      double acc = b, scale = std::fabs(b);
-      const float* xr = xf.data() + i * pr.k;
-      for (int64_t kk = 0; kk < pr.k; ++kk) {
-        const double t = double(xr[kk]) * wf[kk];
-        acc += t;
-        scale += std::fabs(t);
-      }
-      r.value[i * rows.size() + j] = acc;
-      r.scale[i * rows.size() + j] = scale;
-    }
-  }
-  return r;
-}
-
-// Compare y (downloaded, [N, ldy]) with the reference; also every element of [N, M] must be written
-// (poison is NaN) and the padding columns [M, ldy) untouched.
-void expect_matches(const Problem& pr, int n, const std::vector<uint16_t>& y, const Reference& r) {
-  const double out_eps = pr.dt == DType::bf16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -10);
-  int64_t unwritten = 0, touched_padding = 0, wrong = 0;
-  double worst = 0;
-  for (int i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < pr.m; ++j)
-      if (std::isnan(ref::to_float(pr.dt, y[i * pr.ldy + j]))) ++unwritten;
-    for (int64_t j = pr.m; j < pr.ldy; ++j)
-      if (y[i * pr.ldy + j] != 0xFFFF) ++touched_padding;
-    for (size_t jj = 0; jj < r.rows.size(); ++jj) {
-      const double got = ref::to_float(pr.dt, y[i * pr.ldy + r.rows[jj]]);
-      const double want = r.value[i * r.rows.size() + jj];
-      const double tol = out_eps * std::fabs(want) + std::ldexp(1.0, -14) * r.scale[i * r.rows.size() + jj] + 1e-6;
-      const double err = std::fabs(got - want);
-      if (!(err <= tol)) ++wrong;
-      worst = std::max(worst, err / tol);
-    }
-  }
-  CHECK(unwritten == 0);
-  CHECK(touched_padding == 0);
-  CHECK(wrong == 0);
-  CHECK(worst <= 1.0);
 }
 
 std::vector<int> n_values(int64_t m, int64_t k) {

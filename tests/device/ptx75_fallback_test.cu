@@ -2,17 +2,12 @@
 // with tensor cores: the mma kernels of such code are a trap (no mma.sync below sm_80), so the registry must
 // leave out the rows that need nv_mma_f16 (DeviceContext::code_target) and fall back to a row that runs,
 // with the reference's result. (CUDA only.)
-#include <cmath>
-#include <cstring>
 #include <random>
 #include <string>
-#include <vector>
 
-#include "dcukern/gemv.hpp"
-#include "support.hpp"
+#include "gemv_check.hpp"
 
 using namespace dcukern;
-using dcukern::test::DeviceBuffer;
 
 TEST_CASE("code built from compute_75 PTX: no mma row is chosen, and the fallback is right") {
   const DeviceContext* ctx = nullptr;
@@ -23,15 +18,10 @@ TEST_CASE("code built from compute_75 PTX: no mma row is chosen, and the fallbac
   CHECK_FALSE(has_feature(*ctx->target.info, Feature::nv_mma_f16));
   // bf16, N = 4, M = 300, K = 1000 (with bias): a call gemv.mma takes on a device with tensor cores.
   constexpr int n = 4;
-  constexpr int64_t m = 300, k = 1000;
   std::mt19937_64 rng(75);
-  const auto x = test::random_halfs(DType::bf16, n * k, rng), w = test::random_halfs(DType::bf16, m * k, rng);
-  const auto bias = test::random_halfs(DType::bf16, m, rng);
-  DeviceBuffer<uint16_t> dx(x.size()), dw(w.size()), db(bias.size()), dy(n * m);
-  dx.upload(x), dw.upload(w), db.upload(bias);
-  dy.upload(std::vector<uint16_t>(n * m, 0xFFFF));  // NaN: an unwritten element fails below
-  const GemvParams p{{dx.get(), DType::bf16, n, k, k}, {dw.get(), DType::bf16, m, k, k}, {db.get(), DType::bf16, m},
-                     {dy.get(), DType::bf16, n, m, m}};
+  test::gemv_check::Problem pr(DType::bf16, 300, 1000, test::gemv_check::Layout::dense, rng);
+  pr.dy.fill_bytes(test::kPoisonByte);  // NaN: an unwritten element fails below
+  const GemvParams p = pr.params(n, true);
   Explanation why;
   const Status s = gemv(p, nullptr, {nullptr, &why});
   INFO(why.to_string());
@@ -44,18 +34,6 @@ TEST_CASE("code built from compute_75 PTX: no mma row is chosen, and the fallbac
     CHECK(mma_left_out);
   }
   test::device_synchronize();
-  const auto y = dy.download();
-  int64_t wrong = 0;
-  for (int i = 0; i < n; ++i)
-    for (int64_t j = 0; j < m; ++j) {
-      double want = ref::bf16_to_float(bias[j]), scale = std::fabs(want);
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const double t = double(ref::bf16_to_float(x[i * k + kk])) * ref::bf16_to_float(w[j * k + kk]);
-        want += t, scale += std::fabs(t);
-      }
-      const double got = ref::bf16_to_float(y[i * m + j]);
-      if (!(std::fabs(got - want) <= std::ldexp(1.0, -8) * std::fabs(want) + std::ldexp(1.0, -14) * scale + 1e-6))
-        ++wrong;
-    }
-  CHECK(wrong == 0);
+  const auto rows = test::gemv_check::rows_to_check(pr.m, rng);  // M <= 512: every row
+  test::gemv_check::expect_matches(pr, n, pr.dy.download(), test::gemv_check::reference(pr, n, true, rows));
 }
