@@ -95,6 +95,17 @@ struct SamplingRowRule {
   DCUKERN_HD static constexpr bool min_p_ok(float p) { return p >= 0.0f && p <= 1.0f; }
 };
 
+// A [B, V] logits shape against the bounds every sampling op shares (op names the caller in the message).
+inline Status sampling_shape_status(const std::string& op, int64_t rows, int64_t cols) {
+  if (rows < 1 || rows > kSamplingMaxBatch)
+    return Status::invalid(op + ": batch B = " + std::to_string(rows) + " out of range 1.." +
+                           std::to_string(kSamplingMaxBatch));
+  if (cols < 1 || cols > kSamplingMaxVocab)
+    return Status::invalid(op + ": vocabulary V = " + std::to_string(cols) + " out of range 1.." +
+                           std::to_string(kSamplingMaxVocab));
+  return Status::success();
+}
+
 inline Status validate_sampling(const SamplingParams& p, SamplingCall* call) {
   const ConstMatrix& l = p.logits;
   if (!l.data) return Status::invalid("sampling: null pointer for logits");
@@ -105,12 +116,7 @@ inline Status validate_sampling(const SamplingParams& p, SamplingCall* call) {
   if (p.tokens.dtype != DType::i32 && p.tokens.dtype != DType::i64)
     return Status::unsupported(std::string("sampling: tokens dtype ") + dtype_name(p.tokens.dtype) +
                                " (supported: i32, i64)");
-  if (l.rows < 1 || l.rows > kSamplingMaxBatch)
-    return Status::invalid("sampling: batch B = " + std::to_string(l.rows) + " out of range 1.." +
-                           std::to_string(kSamplingMaxBatch));
-  if (l.cols < 1 || l.cols > kSamplingMaxVocab)
-    return Status::invalid("sampling: vocabulary V = " + std::to_string(l.cols) + " out of range 1.." +
-                           std::to_string(kSamplingMaxVocab));
+  if (Status shape = sampling_shape_status("sampling", l.rows, l.cols); !shape.ok()) return shape;
   if (l.row_stride < l.cols)
     return Status::invalid("sampling: logits row stride " + std::to_string(l.row_stride) + " < V = " +
                            std::to_string(l.cols));

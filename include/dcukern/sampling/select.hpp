@@ -37,9 +37,8 @@ inline Status check_sampling_row(const SamplingParams& p, const TargetInfo& targ
 // Bytes of workspace the split rows need for a call of p's shape (B = logits.rows, V = logits.cols); only the
 // shape is read (pointers and parameters may be unset), 0 where it is out of range.
 inline size_t sampling_workspace_bytes(const SamplingParams& p) {
-  const int64_t b = p.logits.rows, v = p.logits.cols;
-  if (b < 1 || b > kSamplingMaxBatch || v < 1 || v > kSamplingMaxVocab) return 0;
-  return sampling_detail::split_workspace_bytes(b, v);
+  if (!sampling_shape_status("sampling", p.logits.rows, p.logits.cols).ok()) return 0;
+  return sampling_detail::split_workspace_bytes(p.logits.rows, p.logits.cols);
 }
 
 }  // namespace dcukern

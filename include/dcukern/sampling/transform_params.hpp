@@ -61,12 +61,7 @@ inline Status validate_row_transform(RowTransform t, const RowTransformParams& p
                                            {"temperature", p.temperature.device, 4}, {"top_k", p.top_k.device, 4},
                                            {"top_p", p.top_p.device, 4}}))
     return Status::invalid(op + ": " + name + " is not aligned to its element size");
-  if (in.rows < 1 || in.rows > kSamplingMaxBatch)
-    return Status::invalid(op + ": batch B = " + std::to_string(in.rows) + " out of range 1.." +
-                           std::to_string(kSamplingMaxBatch));
-  if (in.cols < 1 || in.cols > kSamplingMaxVocab)
-    return Status::invalid(op + ": V = " + std::to_string(in.cols) + " out of range 1.." +
-                           std::to_string(kSamplingMaxVocab));
+  if (Status shape = sampling_shape_status(op, in.rows, in.cols); !shape.ok()) return shape;
   if (p.out.rows != in.rows || p.out.cols != in.cols)
     return Status::invalid(op + ": output is " + std::to_string(p.out.rows) + " x " + std::to_string(p.out.cols) +
                            ", expected " + std::to_string(in.rows) + " x " + std::to_string(in.cols));
