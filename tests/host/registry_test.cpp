@@ -139,6 +139,18 @@ TEST_CASE("explain names every rejected row with its reason") {
   CHECK(saw_unverified);
 }
 
+TEST_CASE("a feature the running code lacks is named as the code's, not the device's") {
+  TargetInfo t = *capabilities::find_target("sm_90");
+  const capabilities::GemvRow* mma = nullptr;
+  for (const auto& row : GemvOp::rows()) mma = std::string(row.id) == "gemv.mma" ? &row : mma;
+  REQUIRE(mma != nullptr);
+  CHECK(row_unavailable_reason(*mma, t, true).empty());
+  t.code_lacks = feature_bit(Feature::nv_mma_f16);  // what DeviceContext sets for code from PTX below compute_80
+  t.features &= ~t.code_lacks;
+  CHECK(row_unavailable_reason(*mma, t, true) ==
+        "needs nv_mma_f16, which this program's device code for sm_90 lacks (built for an older target)");
+}
+
 TEST_CASE("overrides disable and force rows, and forcing never bypasses a check") {
   OverridesReset reset;
   Overrides::instance().disable("gemv.rowwise.fdot2");

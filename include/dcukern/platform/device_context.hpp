@@ -67,7 +67,8 @@ inline Status current_device_context(const DeviceContext** out) {
   ctx.target = resolve_target(ctx.facts.arch_name);
   if (!ctx.target.info) return Status::unsupported("unrecognised architecture name '" + ctx.facts.arch_name + "'");
   ctx.code_target = *ctx.target.info;
-  ctx.code_target.features &= ~features_missing_from_code(device);
+  ctx.code_target.code_lacks = ctx.code_target.features & features_missing_from_code(device);
+  ctx.code_target.features &= ~ctx.code_target.code_lacks;
   ctx.target.info = &ctx.code_target;
   cache[device].store(&ctx, std::memory_order_release);
   *out = &ctx;

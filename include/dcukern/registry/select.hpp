@@ -55,6 +55,9 @@ std::string row_unavailable_reason(const Row& row, const TargetInfo& target, boo
     return std::string("tuned for ") + row.tuned_for + " only";
   if (!has_all(target.features, row.isa_needs)) {
     const FeatureSet missing = row.isa_needs & ~target.features;
+    if (missing & target.code_lacks)
+      return std::string("needs ") + feature_list(missing) + ", which this program's device code for " + target.name +
+             " lacks (built for an older target)";
     const bool claimed = has_all(target.features | target.unverified, row.isa_needs);
     return std::string("needs ") + feature_list(missing) + (claimed ? ", unverified on " : ", which ") +
            target.name + (claimed ? "" : " lacks");

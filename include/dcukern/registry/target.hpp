@@ -31,6 +31,7 @@ struct TargetInfo {
   bool debian_toolchain;     // this project's Debian toolchain (clang 15 / nvcc) compiles for it
   Confidence confidence;     // how sure the product mapping and the facts are
   const char* source;        // where the facts come from
+  FeatureSet code_lacks = 0;  // the device's features the running code was not built for (DeviceContext only)
 };
 
 constexpr bool has_feature(const TargetInfo& t, Feature f) { return (t.features & feature_bit(f)) != 0; }
