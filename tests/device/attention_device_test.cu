@@ -139,10 +139,13 @@ std::string describe(const AttnConfig& c, const char* id) {
   return s;
 }
 
-void run_and_check(const AttnConfig& c, std::mt19937_64& rng, const AttentionPlanOptions& plan = {}) {
+// Runs every row that covers config c and checks each against the reference; returns how many ran.
+int run_and_check(const AttnConfig& c, std::mt19937_64& rng, const AttentionPlanOptions& plan = {}) {
   DeviceProblem pr(c, rng);
+  int ran = 0;
   for (const char* id : kRows) {
     if (!covers(id, pr.params())) continue;
+    ++ran;
     pr.poison();
     const std::string what = describe(c, id);
     INFO(what);
@@ -151,6 +154,7 @@ void run_and_check(const AttnConfig& c, std::mt19937_64& rng, const AttentionPla
     REQUIRE(s.ok());
     check_against_reference(pr, what);
   }
+  return ran;
 }
 
 }  // namespace
@@ -173,6 +177,22 @@ TEST_CASE("attention: head_dim x page size x GQA ratio, both layouts, ragged sho
         ++n;
         run_and_check(c, rng);
       }
+}
+
+TEST_CASE("attention: head_dim not a multiple of 8, on the rows that take any D <= 256") {
+  std::mt19937_64 rng(15);
+  int n = 0;
+  for (int D : {1, 36, 100, 250})
+    for (DType kvt : {DType::bf16, DType::f16, DType::fp8_e4m3}) {
+      AttnConfig c;
+      c.D = D, c.page_size = 7, c.hkv = 2, c.hq = 6, c.kvt = kvt;
+      c.head_major = (n & 1) != 0;
+      c.qt = (n % 3 == 0) ? DType::f16 : DType::bf16;
+      if (kvt == DType::fp8_e4m3) c.k_scale = 0.05f, c.v_scale = 0.1f;
+      c.ctx = {0, 1, 300, 1100};
+      ++n;
+      CHECK(run_and_check(c, rng) >= 2);  // attention.row and attention.split_kv at least
+    }
 }
 
 TEST_CASE("attention: ragged contexts 0..32768 in one batch, page sizes 16 and 544") {
@@ -405,8 +425,10 @@ static void check_batch_invariance(const AttnConfig& alone, int alone_ctx, const
     for (const auto& placement : placements) {
       const int batch = placement.first, where = placement.second;  // (not a structured binding: INFO captures)
       AttnConfig many = one;
-      many.ctx = {30000, 0, 77, 1};
-      many.ctx.resize(batch, 1);
+      many.ctx.assign(batch, 1);  // the others: 30000, 0, 77, then 1 each, in order around `where`
+      const int32_t others[] = {30000, 0, 77};
+      for (int i = 0, j = 0; i < batch && j < 3; ++i)
+        if (i != where) many.ctx[i] = others[j++];
       many.ctx[where] = alone_ctx;
       AttnHostProblem h(many, rng);
       const int64_t page_bytes = int64_t(one.page_size) * one.hkv * one.D * dtype_bytes(one.kvt);
