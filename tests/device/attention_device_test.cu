@@ -7,6 +7,7 @@
 // (compute-sanitizer).
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,11 +38,13 @@ bool needs_workspace(const char* id) { return find_attention_row(id)->contract.n
 // Whether this build holds row `id`'s kernel (the simulated device: no mma rows).
 bool built(const char* id) { return AttentionOp::compiled_in(find_attention_row(id)->kernel); }
 
-// Whether row `id` is built and its contract takes the call (rows with a narrower contract skip the others;
-// the rejection itself is tested below).
+// Whether row `id` is built and its contract takes the call with the workspace run() gives the rows that
+// need one (rows with a narrower contract skip the others; the rejection itself is tested below).
 bool covers(const char* id, const AttentionParams& p) {
   AttentionCall call;
-  return built(id) && validate_attention(p, &call).ok() && find_attention_row(id)->contract.check(call) == nullptr;
+  if (!built(id) || !validate_attention(p, &call).ok()) return false;
+  call.has_workspace = true;
+  return find_attention_row(id)->contract.check(call) == nullptr;
 }
 
 template <class T>
@@ -139,13 +142,16 @@ std::string describe(const AttnConfig& c, const char* id) {
   return s;
 }
 
-// Runs every row that covers config c and checks each against the reference; returns how many ran.
-int run_and_check(const AttnConfig& c, std::mt19937_64& rng, const AttentionPlanOptions& plan = {}) {
+// Runs every row that covers config c and checks each against the reference; returns how many ran and adds
+// their ids to *ran_rows.
+int run_and_check(const AttnConfig& c, std::mt19937_64& rng, const AttentionPlanOptions& plan = {},
+                  std::set<std::string>* ran_rows = nullptr) {
   DeviceProblem pr(c, rng);
   int ran = 0;
   for (const char* id : kRows) {
     if (!covers(id, pr.params())) continue;
     ++ran;
+    if (ran_rows) ran_rows->insert(id);
     pr.poison();
     const std::string what = describe(c, id);
     INFO(what);
@@ -164,6 +170,7 @@ TEST_CASE("attention: head_dim x page size x GQA ratio, both layouts, ragged sho
   const std::vector<int> dims = quick_mode() ? std::vector<int>{64, 128} : std::vector<int>{64, 96, 128, 256};
   const std::vector<int> pages = quick_mode() ? std::vector<int>{1, 544} : std::vector<int>{1, 16, 64, 544};
   const std::vector<int> groups = quick_mode() ? std::vector<int>{1, 5} : std::vector<int>{1, 2, 4, 5, 6, 8, 16};
+  std::set<std::string> ran_rows;
   int n = 0;
   for (int D : dims)
     for (int ps : pages)
@@ -175,8 +182,12 @@ TEST_CASE("attention: head_dim x page size x GQA ratio, both layouts, ragged sho
         c.kvt = (n % 4 == 1) ? DType::f16 : DType::bf16;
         c.ctx = {0, 1, 17, 300, 1100};
         ++n;
-        run_and_check(c, rng);
+        run_and_check(c, rng, {}, &ran_rows);
       }
+  for (const char* id : kRows) {  // every row this build holds ran on some configuration
+    INFO(std::string(id));
+    CHECK((!built(id) || ran_rows.count(id) == 1));
+  }
 }
 
 TEST_CASE("attention: head_dim not a multiple of 8, on the rows that take any D <= 256") {
