@@ -166,6 +166,15 @@ TEST_CASE("overrides disable and force rows, and forcing never bypasses a check"
   Overrides::instance().clear();
   Overrides::instance().force("gemv.rowwise");  // contract N = 1 only
   CHECK(chosen(params(DType::f16, 2, 64, 4096), "gfx906") == "gemv.splitk.fdot2");
+  Overrides::instance().clear();
+  Overrides::instance().disable("gemv.generic");  // the last resort: a call only it takes has no row left
+  GemvParams misaligned = params(DType::f16, 2, 64, 1024);
+  misaligned.x.data = buf_x + 1;
+  const capabilities::GemvRow* row = nullptr;
+  const Status s = select_gemv(misaligned, target("gfx90a"), &row, nullptr);
+  CHECK(s.code() == StatusCode::unsupported);
+  CHECK(s.message().find("no row accepts this call") != std::string::npos);
+  CHECK(chosen(params(DType::f16, 2, 64, 1024), "gfx90a") != "gemv.generic");  // aligned calls still have rows
 }
 
 TEST_CASE("overrides are read from the environment") {
