@@ -140,13 +140,13 @@ TEST_CASE("explain names every rejected row with its reason") {
 }
 
 TEST_CASE("a feature the running code lacks is named as the code's, not the device's") {
-  TargetInfo t = *capabilities::find_target("sm_90");
-  const capabilities::GemvRow* mma = nullptr;
-  for (const auto& row : GemvOp::rows()) mma = std::string(row.id) == "gemv.mma" ? &row : mma;
+  const TargetInfo& table = *capabilities::find_target("sm_90");
+  const capabilities::GemvRow* mma = find_gemv_row("gemv.mma");
   REQUIRE(mma != nullptr);
-  CHECK(row_unavailable_reason(*mma, t, true).empty());
-  t.code_lacks = feature_bit(Feature::nv_mma_f16);  // what DeviceContext sets for code from PTX below compute_80
-  t.features &= ~t.code_lacks;
+  CHECK(row_unavailable_reason(*mma, table, true).empty());
+  // What DeviceContext selects for on sm_90 when the code comes from PTX below compute_80.
+  const TargetInfo t = for_code_lacking(table, feature_bit(Feature::nv_mma_f16));
+  CHECK_FALSE(has_feature(t, Feature::nv_mma_f16));
   CHECK(row_unavailable_reason(*mma, t, true) ==
         "needs nv_mma_f16, which this program's device code for sm_90 lacks (built for an older target)");
 }

@@ -66,9 +66,7 @@ inline Status current_device_context(const DeviceContext** out) {
   if (Status s = query_device_facts(device, &ctx.facts); !s.ok()) return s;
   ctx.target = resolve_target(ctx.facts.arch_name);
   if (!ctx.target.info) return Status::unsupported("unrecognised architecture name '" + ctx.facts.arch_name + "'");
-  ctx.code_target = *ctx.target.info;
-  ctx.code_target.code_lacks = ctx.code_target.features & features_missing_from_code(device);
-  ctx.code_target.features &= ~ctx.code_target.code_lacks;
+  ctx.code_target = for_code_lacking(*ctx.target.info, features_missing_from_code(device));
   ctx.target.info = &ctx.code_target;
   cache[device].store(&ctx, std::memory_order_release);
   *out = &ctx;

@@ -36,6 +36,14 @@ struct TargetInfo {
 
 constexpr bool has_feature(const TargetInfo& t, Feature f) { return (t.features & feature_bit(f)) != 0; }
 
+// `t` as rows are selected for code that lacks `missing` (DeviceContext: code JIT-compiled from older PTX):
+// those of its features are taken out and recorded in code_lacks, which row explanations name.
+constexpr TargetInfo for_code_lacking(TargetInfo t, FeatureSet missing) {
+  t.code_lacks = t.features & missing;
+  t.features &= ~t.code_lacks;
+  return t;
+}
+
 // Strip "gfx906:sramecc+:xnack-" down to "gfx906", lower-case; NVIDIA "9.0", "90", "sm_90a" -> "sm_90".
 inline std::string canonical_arch_name(std::string_view raw) {
   std::string s;
