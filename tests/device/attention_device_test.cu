@@ -590,6 +590,15 @@ TEST_CASE("attention: a rejected call writes nothing; an unforced call takes the
           StatusCode::invalid_argument);
     // No workspace at all.
     CHECK(!attention(pr.params(), nullptr, 0, stream_t{}, AttentionOptions{id}).ok());
+    // A workspace of the size the plan needs, over o.
+    CHECK(attention(pr.params(), pr.o.get(), bytes, stream_t{}, AttentionOptions{id}).code() ==
+          StatusCode::invalid_argument);
+  }
+  {
+    // lse inside o (any row).
+    AttentionParams overlapping = pr.params();
+    overlapping.lse = reinterpret_cast<float*>(pr.o.get()) + 2;
+    CHECK(attention(overlapping, nullptr, 0, stream_t{}).code() == StatusCode::invalid_argument);
   }
   {
     // The grouped rows' contract: KV pools on 8-element boundaries (here one element off).

@@ -1030,6 +1030,9 @@ TEST_CASE("a rejected call writes nothing") {
   p.offset_ptr = offset.get();
   p.advance_offset = true;
   bad.push_back(p);
+  p = make_params(lb, tok.get(), rp);  // validity flags inside the tokens
+  p.valid = reinterpret_cast<uint8_t*>(tok.get()) + 4;
+  bad.push_back(p);
   for (const SamplingParams& q : bad) {
     tok.fill_bytes(0xFF);
     CHECK(sample(q, nullptr).code() == StatusCode::invalid_argument);
@@ -1049,6 +1052,11 @@ TEST_CASE("a rejected call writes nothing") {
   tok.fill_bytes(0xFF);
   CHECK(small.sample(p, nullptr, "sampling.split.vec").code() == StatusCode::invalid_argument);
   CHECK(small.sample(p, nullptr, "sampling.stream.vec").code() == StatusCode::unsupported);  // B below its range
+  {
+    const ScopedForce forced("sampling.split.vec");  // a workspace of the size the call needs, over the tokens
+    CHECK(dcukern::sample(p, tok.get(), workspace_bytes(lb), stream_t{}, SamplingOptions{"sampling.split.vec"})
+              .code() == StatusCode::invalid_argument);
+  }
   test::device_synchronize();
   const auto t = tok.download();
   CHECK(std::all_of(t.begin(), t.end(), [](int32_t x) { return x == -1; }));

@@ -13,11 +13,14 @@ using namespace dcukern;
 
 namespace {
 constexpr int B = 2, T = 1, HQ = 8, HKV = 2, D = 128, PS = 16, NP = 6, MP = 3;
-alignas(256) uint16_t q[B * T * HQ * D], o[B * T * HQ * D];
-alignas(256) uint16_t kpool[NP * PS * HKV * D], vpool[NP * PS * HKV * D];
+// Never read (misaligned.hpp); the tables are, by validate_attention_tables.
+uint16_t* const q = fake_view<uint16_t>(1);
+uint16_t* const o = fake_view<uint16_t>(2);
+uint16_t* const kpool = fake_view<uint16_t>(3);
+uint16_t* const vpool = fake_view<uint16_t>(4);
+float* const lse = fake_view<float>(5);
 int32_t table[B * MP] = {0, 1, 2, 3, 4, 5};
 int32_t ctx[B] = {40, 7};
-float lse[B * T * HQ];
 
 AttentionParams valid() {
   AttentionParams p;
@@ -98,7 +101,22 @@ TEST_CASE("attention: every invalid input is rejected with a readable message") 
   p = valid(); p.q.batch_stride = -1; expect(p, StatusCode::invalid_argument, "q: negative stride");
   p = valid(); p.o.batch_stride = D; expect(p, StatusCode::invalid_argument, "o: batch stride");
   p = valid(); p.q_tokens = 2; p.o.token_stride = D; expect(p, StatusCode::invalid_argument, "o: token stride");
-  p = valid(); p.o.data = q; expect(p, StatusCode::invalid_argument, "aliases");
+  // Outputs overlapping any other view, by a single element or in full.
+  AttentionCall c;
+  constexpr int64_t kOut = int64_t(B) * T * HQ * D, kPool = int64_t(NP) * PS * HKV * D;
+  p = valid(); p.o.data = q; expect(p, StatusCode::invalid_argument, "o overlaps q");
+  p = valid(); p.o.data = q + kOut - 1; expect(p, StatusCode::invalid_argument, "o overlaps q");
+  p = valid(); p.o.data = q + kOut; CHECK(validate_attention(p, &c).ok());
+  p = valid(); p.o.data = vpool + kPool - 1; expect(p, StatusCode::invalid_argument, "o overlaps v pool");
+  p = valid(); p.o.data = kpool + D; expect(p, StatusCode::invalid_argument, "o overlaps k pool");
+  p = valid(); p.lse = reinterpret_cast<float*>(o) + 8; expect(p, StatusCode::invalid_argument, "o overlaps lse");
+  p = valid(); p.lse = reinterpret_cast<float*>(table); expect(p, StatusCode::invalid_argument, "lse overlaps block_table");
+  p = valid(); p.lse = reinterpret_cast<float*>(ctx); expect(p, StatusCode::invalid_argument, "lse overlaps context_lens");
+  p = valid(); p.sinks = lse + B * T * HQ - 1; expect(p, StatusCode::invalid_argument, "lse overlaps sinks");
+  p = valid(); p.sinks = lse + B * T * HQ; CHECK(validate_attention(p, &c).ok());
+  // Reads may share memory: K and V as halves of one interleaved pool.
+  p = valid(); p.kv.v = kpool + D; p.kv.head_stride = 2 * D, p.kv.token_stride = 2 * HKV * D;
+  p.kv.page_stride = int64_t(PS) * 2 * HKV * D; CHECK(validate_attention(p, &c).ok());
   p = valid(); p.scale = -1.f; expect(p, StatusCode::invalid_argument, "scale");
   p = valid(); p.scale = INFINITY; expect(p, StatusCode::invalid_argument, "scale");
   p = valid(); p.soft_cap = -2.f; expect(p, StatusCode::invalid_argument, "soft_cap");

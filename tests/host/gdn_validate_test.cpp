@@ -11,11 +11,13 @@ using namespace dcukern;
 
 namespace {
 constexpr int B = 2, T = 1, H = 2, HV = 4, K = 128, V = 128;
-alignas(256) uint16_t q[B * T * H * K], k[B * T * H * K], v[B * T * HV * V], o[B * T * HV * V];
-alignas(256) uint16_t a_in[B * T * HV], b_in[B * T * HV];
-alignas(256) float g_in[B * T * HV], beta_in[B * T * HV], A_log[HV], dt_bias[HV];
-alignas(256) float state[3 * HV * K * V];
-int32_t slots[B] = {0, 2};
+// Never read (misaligned.hpp).
+uint16_t *const q = fake_view<uint16_t>(1), *const k = fake_view<uint16_t>(2), *const v = fake_view<uint16_t>(3),
+               *const o = fake_view<uint16_t>(4), *const a_in = fake_view<uint16_t>(5),
+               *const b_in = fake_view<uint16_t>(6);
+float *const g_in = fake_view<float>(7), *const beta_in = fake_view<float>(8), *const A_log = fake_view<float>(9),
+            *const dt_bias = fake_view<float>(10), *const state = fake_view<float>(11);
+int32_t* const slots = fake_view<int32_t>(12);
 
 GdnInput dense(const void* p, int heads, int dim, DType dt = DType::bf16) {
   return {p, dt, int64_t(T) * heads * dim, int64_t(heads) * dim, dim};
@@ -43,9 +45,9 @@ void expect(const GdnParams& p, StatusCode code, const char* fragment) {
   CHECK(s.message().find(fragment) != std::string::npos);
 }
 
-alignas(256) uint16_t cx[4 * 64], cy[4 * 64], cw[64 * 4], cb[64];
-alignas(256) uint16_t cstate[5 * 64 * 3];
-int32_t cslots[4] = {0, 1, -1, 4};
+uint16_t *const cx = fake_view<uint16_t>(13), *const cy = fake_view<uint16_t>(14), *const cw = fake_view<uint16_t>(15),
+               *const cb = fake_view<uint16_t>(16), *const cstate = fake_view<uint16_t>(17);
+int32_t* const cslots = fake_view<int32_t>(18);
 Conv1dParams valid_conv() {
   Conv1dParams p;
   p.x = {cx, DType::bf16, 4, 64, 64};
@@ -205,6 +207,20 @@ TEST_CASE("gdn: every invalid input gets a readable error") {
   // A single sequence's (or token's) stride is never used: any value passes.
   p = valid_gdn(); p.batch = 1; p.o.batch_stride = 0;
   CHECK(validate_gdn(p, &call).ok());
+
+  // Written views (o, the state pool) overlapping any other (valid_gdn(): o [2, 1, 4, 128] bf16, state 3 slots).
+  constexpr int64_t kOut = int64_t(B) * T * HV * V, kPool = 3LL * HV * K * V;
+  p = valid_gdn(); p.o.data = v; expect(p, SC::invalid_argument, "o overlaps v");
+  p = valid_gdn(); p.o.data = q + B * T * H * K - 1; expect(p, SC::invalid_argument, "o overlaps q");
+  p = valid_gdn(); p.o.data = q + B * T * H * K; CHECK(validate_gdn(p, &call).ok());
+  p = valid_gdn(); p.o.data = reinterpret_cast<uint16_t*>(state + kPool) - 1;
+  expect(p, SC::invalid_argument, "o overlaps state");
+  p = valid_gdn(); p.slots = reinterpret_cast<int32_t*>(o + kOut) - 1; expect(p, SC::invalid_argument, "o overlaps slots");
+  p = valid_gdn(); p.A_log = state + 5; expect(p, SC::invalid_argument, "state overlaps A_log");
+  p = valid_gdn(); p.token_slots = reinterpret_cast<int32_t*>(state) + kPool - 1; p.token_slots_stride = 1;
+  expect(p, SC::invalid_argument, "state overlaps token_slots");
+  p = valid_gdn(); p.a = p.b = dense(b_in, HV, 1);  // inputs may share memory
+  CHECK(validate_gdn(p, &call).ok());
 }
 
 TEST_CASE("gdn contracts reject what their kernels cannot do, with a reason") {
@@ -301,6 +317,12 @@ TEST_CASE("conv1d: a valid call passes; every invalid input gets a readable erro
   expect(p, SC::invalid_argument, "state is not aligned to its element size");
   p = valid_conv(); p.slots = moved_by_bytes(cslots, 2);
   expect(p, SC::invalid_argument, "slots is not aligned");
+  // Written views (y, the state pool) overlapping any other (valid_conv(): x, y [4, 64] bf16, 5 state slots).
+  p = valid_conv(); p.y.data = cx; expect(p, SC::invalid_argument, "y overlaps x");
+  p = valid_conv(); p.y.data = cx + 4 * 64; CHECK(validate_conv1d(p, &call).ok());
+  p = valid_conv(); p.y.data = cstate + 5 * 64 * 3 - 1; expect(p, SC::invalid_argument, "y overlaps state");
+  p = valid_conv(); p.bias.data = cstate; expect(p, SC::invalid_argument, "state overlaps bias");
+  p = valid_conv(); p.slots = reinterpret_cast<int32_t*>(cy) + 31; expect(p, SC::invalid_argument, "y overlaps slots");
 }
 
 TEST_CASE("conv1d contracts reject what the vector kernel cannot do") {

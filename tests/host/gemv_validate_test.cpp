@@ -8,7 +8,9 @@
 using namespace dcukern;
 
 namespace {
-alignas(16) uint16_t x[16 * 64], w[32 * 64], y[16 * 32], b[32];
+// Never read (misaligned.hpp).
+uint16_t *const x = fake_view<uint16_t>(1), *const w = fake_view<uint16_t>(2), *const y = fake_view<uint16_t>(3),
+               *const b = fake_view<uint16_t>(4);
 
 GemvParams valid(int n = 4, int64_t m = 32, int64_t k = 64) {
   GemvParams p;
@@ -85,6 +87,14 @@ TEST_CASE("every invalid input gets a readable error") {
   p = valid(); p.bias = {moved_by_bytes(b, 3), DType::f16, 32};
   expect(p, StatusCode::invalid_argument, "bias is not aligned");
   p = valid(); p.y.data = moved_by_bytes(y, 2);
+  CHECK(check(p).ok());
+  // y overlapping x, W or the bias (valid(): x [4, 64], W [32, 64], y [4, 32]; padded rows count as spanned).
+  p = valid(); p.y.data = x + 3 * 64 + 63; expect(p, StatusCode::invalid_argument, "y overlaps x");
+  p = valid(); p.y.data = x + 4 * 64; CHECK(check(p).ok());
+  p = valid(); p.y.data = w; expect(p, StatusCode::invalid_argument, "y overlaps w");
+  p = valid(); p.w.row_stride = 100; p.y.data = w + 31 * 100 + 63; expect(p, StatusCode::invalid_argument, "y overlaps w");
+  p = valid(); p.bias = {y + 4 * 32 - 1, DType::f16, 32}; expect(p, StatusCode::invalid_argument, "y overlaps bias");
+  p = valid(); p.x.data = w + 10;  // inputs may share memory
   CHECK(check(p).ok());
 }
 

@@ -93,8 +93,12 @@ TEST_CASE("chi-square helpers: a perfect sample passes, a biased one fails") {
 }
 
 namespace {
-alignas(256) float logits[4 * 1024];
-alignas(256) int32_t tokens[4];
+// Never read (misaligned.hpp).
+float* const logits = fake_view<float>(1);
+int32_t* const tokens = fake_view<int32_t>(2);
+const float* const row_floats = fake_view<const float>(3);   // per-row parameter arrays
+const int32_t* const row_ints = fake_view<const int32_t>(4);
+uint8_t* const valid_flags = fake_view<uint8_t>(5);
 SamplingParams valid_params(int64_t b = 4, int64_t v = 1024) {
   SamplingParams p;
   p.logits = {logits, DType::f32, b, v, v};
@@ -161,7 +165,28 @@ TEST_CASE("sampling validation: every invalid input gets a readable error") {
   p = valid_params(); p.top_k.device = moved_by_bytes(tokens, 1);
   expect(p, StatusCode::invalid_argument, "top_k is not aligned");
   // Device-array parameters are checked per row on the device, not here.
-  p = valid_params(); p.top_p.value = 5.0f; p.top_p.device = reinterpret_cast<const float*>(logits);
+  p = valid_params(); p.top_p.value = 5.0f; p.top_p.device = row_floats;
+  CHECK(validate_sampling(p, &c).ok());
+  // Outputs overlapping any other view (valid_params(): logits [4, 1024] f32, tokens [4] i32).
+  p = valid_params(); p.tokens.data = logits + 4 * 1024 - 1;  // tokens' first element is logits' last
+  expect(p, StatusCode::invalid_argument, "tokens overlaps logits");
+  p = valid_params(); p.tokens.data = logits + 4 * 1024;  // right after: fine
+  CHECK(validate_sampling(p, &c).ok());
+  p = valid_params(); p.valid = reinterpret_cast<uint8_t*>(tokens) + 15;
+  expect(p, StatusCode::invalid_argument, "tokens overlaps valid");
+  p = valid_params(); p.valid = reinterpret_cast<uint8_t*>(tokens) + 16;
+  CHECK(validate_sampling(p, &c).ok());
+  p = valid_params(); p.top_k.device = tokens + 2;
+  expect(p, StatusCode::invalid_argument, "tokens overlaps top_k");
+  p = valid_params(); p.valid = valid_flags; p.min_p.device = reinterpret_cast<const float*>(valid_flags) + 0;
+  expect(p, StatusCode::invalid_argument, "valid overlaps min_p");
+  // The offset counter is written only when the call advances it: then it must not share the seed's word.
+  uint64_t* const counter = fake_view<uint64_t>(6);
+  p = valid_params(); p.seed_ptr = counter, p.offset_ptr = counter;
+  CHECK(validate_sampling(p, &c).ok());
+  p.advance_offset = true;
+  expect(p, StatusCode::invalid_argument, "offset_ptr overlaps seed_ptr");
+  p.seed_ptr = counter + 1;
   CHECK(validate_sampling(p, &c).ok());
 }
 
@@ -257,15 +282,15 @@ TEST_CASE("sampling unfiltered row: only calls whose filters are host values tha
     CHECK(check_sampling_row(p, t, id, &row).code() == StatusCode::unsupported);  // no workspace
     p.top_k.value = 1024;  // top_k >= V is off
     CHECK(check_sampling_row(p, t, id, &row, true).ok());
-    p.temperature.device = reinterpret_cast<const float*>(logits);  // per-row temperatures are fine
+    p.temperature.device = row_floats;  // per-row temperatures are fine
     CHECK(check_sampling_row(p, t, id, &row, true).ok());
     check_rejects(id, "without filters",
                   {[](SamplingParams& q) { q.top_k.value = 1023; }, [](SamplingParams& q) { q.top_p.value = 0.99f; },
                    [](SamplingParams& q) { q.min_p.value = 0.01f; },
                    // device arrays may hold filters
-                   [](SamplingParams& q) { q.top_k.device = reinterpret_cast<const int32_t*>(tokens); },
-                   [](SamplingParams& q) { q.top_p.device = reinterpret_cast<const float*>(logits); },
-                   [](SamplingParams& q) { q.min_p.device = reinterpret_cast<const float*>(logits); }});
+                   [](SamplingParams& q) { q.top_k.device = row_ints; },
+                   [](SamplingParams& q) { q.top_p.device = row_floats; },
+                   [](SamplingParams& q) { q.min_p.device = row_floats; }});
   }
   // Selection with a workspace (the row not forced): the unfiltered row for calls without a filter, at
   // any B; others skip it.
@@ -296,13 +321,13 @@ void check_alone_contract(const char* id, SamplingKernel kernel, const char* fil
   CHECK(check_sampling_row(p, t, id, &row).code() == StatusCode::unsupported);  // no workspace
   p.top_k.value = 1024;  // top_k >= V is off
   CHECK(check_sampling_row(p, t, id, &row, true).ok());
-  (p.*own).device = reinterpret_cast<const float*>(logits);  // per-row values and temperatures are fine
-  p.temperature.device = reinterpret_cast<const float*>(logits);
+  (p.*own).device = row_floats;  // per-row values and temperatures are fine
+  p.temperature.device = row_floats;
   CHECK(check_sampling_row(p, t, id, &row, true).ok());
   CHECK(check_sampling_row(valid_params(), t, id, &row, true).ok());  // no filter at all: fine too
   check_rejects(id, why,
                 {[](SamplingParams& q) { q.top_k.value = 1023; },
-                 [](SamplingParams& q) { q.top_k.device = reinterpret_cast<const int32_t*>(tokens); }});
+                 [](SamplingParams& q) { q.top_k.device = row_ints; }});
   check_rejects(id, why, other);
 }
 
@@ -329,7 +354,7 @@ TEST_CASE("sampling top-p row: only calls whose top_k and min_p are host values 
   const char* id = "sampling.top_p.vec";
   check_alone_contract(id, SamplingKernel::top_p_vec, "filters:top_p", &SamplingParams::top_p, 0.9f, "top-p alone",
                        {[](SamplingParams& q) { q.min_p.value = 0.01f; },
-                        [](SamplingParams& q) { q.min_p.device = reinterpret_cast<const float*>(logits); }});
+                        [](SamplingParams& q) { q.min_p.device = row_floats; }});
   check_alone_selected(id, &SamplingParams::top_p, 0.95f, "top-p alone");
 }
 
@@ -337,7 +362,7 @@ TEST_CASE("sampling min-p row: only calls whose top_k and top_p are host values 
   const char* id = "sampling.min_p.vec";
   check_alone_contract(id, SamplingKernel::min_p_vec, "filters:min_p", &SamplingParams::min_p, 0.1f, "min-p alone",
                        {[](SamplingParams& q) { q.top_p.value = 0.99f; },
-                        [](SamplingParams& q) { q.top_p.device = reinterpret_cast<const float*>(logits); }});
+                        [](SamplingParams& q) { q.top_p.device = row_floats; }});
   check_alone_selected(id, &SamplingParams::min_p, 0.05f, "min-p alone");
 }
 

@@ -57,8 +57,9 @@ TEST_CASE("transform reference: renorm of probabilities by top-k and top-p") {
 }
 
 namespace {
-alignas(256) float in_buf[4 * 1024];
-alignas(256) float out_buf[4 * 1024];
+// Never read (misaligned.hpp).
+float* const in_buf = fake_view<float>(1);
+float* const out_buf = fake_view<float>(2);
 RowTransformParams tparams(DType in = DType::f32, DType out = DType::f32) {
   RowTransformParams p;
   p.in = {in_buf, in, 4, 1024, 1024};
@@ -100,7 +101,17 @@ TEST_CASE("transform validation: every invalid input gets a readable error namin
   p = tparams(); p.out.data = in_buf;
   CHECK(validate_row_transform(RowTransform::softmax, p, &c).ok());
   p = tparams(DType::bf16); p.out.data = in_buf;
-  expect(RowTransform::softmax, p, StatusCode::invalid_argument, "in-place call with different row strides or dtypes");
+  expect(RowTransform::softmax, p, StatusCode::invalid_argument, "the output overlaps the input (in place: the views must be identical)");
+  p = tparams(); p.out.data = in_buf + 1024;  // a row behind: rows read while others are written
+  expect(RowTransform::softmax, p, StatusCode::invalid_argument, "the output overlaps the input");
+  p = tparams(); p.out.data = in_buf + 4 * 1024;
+  CHECK(validate_row_transform(RowTransform::softmax, p, &c).ok());
+  p = tparams(); p.valid = reinterpret_cast<uint8_t*>(out_buf) + 100;
+  expect(RowTransform::softmax, p, StatusCode::invalid_argument, "the output overlaps valid");
+  p = tparams(); p.out.data = in_buf; p.valid = reinterpret_cast<uint8_t*>(in_buf);  // in place, valid inside
+  expect(RowTransform::softmax, p, StatusCode::invalid_argument, "the output overlaps valid");
+  p = tparams(); p.top_k.device = reinterpret_cast<const int32_t*>(out_buf) + 4 * 1024 - 1;
+  expect(RowTransform::top_k_mask_logits, p, StatusCode::invalid_argument, "the output overlaps top_k");
   p = tparams(); p.top_k.value = -1;
   expect(RowTransform::top_k_renorm_probs, p, StatusCode::invalid_argument, "top_k");
   p = tparams(); p.top_p.value = 0.0f;

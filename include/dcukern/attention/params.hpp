@@ -18,10 +18,12 @@
 // float(byte) * k_scale (v_scale). q and o share f16 or bf16.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
 
+#include "dcukern/core/overlap.hpp"
 #include "dcukern/core/status.hpp"
 #include "dcukern/core/tensor.hpp"
 
@@ -54,7 +56,7 @@ struct AttentionParams {
   int num_kv_heads = 0;      // Hkv
   int head_dim = 0;          // D, 1..256
   AttnQueryView q;           // [B, T, Hq, D]
-  AttnOutputView o;          // [B, T, Hq, D], dtype of q; must not alias q or the pools
+  AttnOutputView o;          // [B, T, Hq, D], dtype of q; overlaps no other view (core/overlap.hpp)
   PagedKvCache kv;
   const int32_t* block_table = nullptr;  // [B, max_pages], row stride block_table_stride
   int max_pages = 0;
@@ -64,7 +66,7 @@ struct AttentionParams {
   // and its workspace without reading context_lens; a longer context is still computed correctly (its
   // last chunk takes the rest), only slower.
   int64_t max_context_len = 0;
-  float* lse = nullptr;      // optional [B, T, Hq] fp32, contiguous; natural log
+  float* lse = nullptr;      // optional [B, T, Hq] fp32, contiguous; natural log; overlaps no other view
   float scale = 0.f;         // softmax scale; 0 means D^-1/2
   float soft_cap = 0.f;      // logits soft cap (tanh); 0: off
   int window_left = -1;      // sliding window: keys pos - window_left .. pos; -1: off
@@ -109,6 +111,26 @@ inline bool kv_vec8_aligned(const PagedKvCache& kv) {
          kv.page_stride % 8 == 0 && kv.token_stride % 8 == 0 && kv.head_stride % 8 == 0;
 }
 }  // namespace attn_detail
+
+// The views of a call with the bytes each spans, the written ones first (o, lse), for the aliasing checks
+// of validate_attention and of the workspace (attention()). Call after the shapes and strides are checked.
+inline std::array<NamedSpan, 9> attention_views(const AttentionParams& p) {
+  const int64_t rows = int64_t(p.batch) * p.q_tokens * p.num_q_heads;
+  const auto pool = [&](const void* data) {
+    return strided_span(data, dtype_bytes(p.kv.dtype), p.head_dim,
+                        {{p.kv.num_pages, p.kv.page_stride}, {p.kv.page_size, p.kv.token_stride},
+                         {p.num_kv_heads, p.kv.head_stride}});
+  };
+  return {{{"o", span_of(p.o, p.batch, p.q_tokens, p.num_q_heads, p.head_dim), true},
+           {"lse", array_span(p.lse, rows), true},
+           {"q", span_of(p.q, p.batch, p.q_tokens, p.num_q_heads, p.head_dim)},
+           {"k pool", pool(p.kv.k)},
+           {"v pool", pool(p.kv.v)},
+           {"block_table", strided_span(p.block_table, 4, p.max_pages, {{p.batch, p.block_table_stride}})},
+           {"context_lens", array_span(p.context_lens, p.batch)},
+           {"alibi_slopes", array_span(p.alibi_slopes, p.num_q_heads)},
+           {"sinks", array_span(p.sinks, p.num_q_heads)}}};
+}
 
 // Checks every precondition of the op. On success fills *call (has_workspace false).
 inline Status validate_attention(const AttentionParams& p, AttentionCall* call) {
@@ -163,8 +185,8 @@ inline Status validate_attention(const AttentionParams& p, AttentionCall* call) 
     return bad(std::string("q: ") + why);
   if (const char* why = heads_strides_problem(p.o, p.batch, p.q_tokens, p.num_q_heads, p.head_dim, true))
     return bad(std::string("o: ") + why);
-  if (p.o.data == p.q.data || p.o.data == p.kv.k || p.o.data == p.kv.v)
-    return bad("o aliases q or a KV pool");
+  const std::array<NamedSpan, 9> views = attention_views(p);
+  if (const std::string o = first_overlap(views.data(), views.data() + views.size()); !o.empty()) return bad(o);
   if (!std::isfinite(p.scale) || p.scale < 0.f) return bad("scale must be finite and >= 0 (0: head_dim^-1/2)");
   if (!std::isfinite(p.soft_cap) || p.soft_cap < 0.f) return bad("soft_cap must be finite and >= 0 (0: off)");
   if (p.window_left < -1) return bad("window_left = " + num(p.window_left) + ", expected >= 0 or -1 (off)");

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "dcukern/core/overlap.hpp"
 #include "dcukern/core/status.hpp"
 #include "dcukern/core/tensor.hpp"
 
@@ -85,7 +86,7 @@ struct Conv1dParams {
   Conv1dStatePool state;
   const int32_t* slots = nullptr;  // [B]; negative (or >= num_slots): padding, skipped, outputs zero
   bool silu = true;
-  Matrix y;  // [B, dim]; must not alias x
+  Matrix y;  // [B, dim]; must not overlap x, the state pool or any other view (core/overlap.hpp)
 };
 
 // ---- the facts of one call that contracts look at ----
@@ -188,6 +189,20 @@ inline Status validate_gdn(const GdnParams& p, GdnCall* call) {
   }
   if (const char* why = heads_strides_problem(p.o, p.batch, p.tokens, p.num_v_heads, p.head_v_dim, true))
     return bad(std::string("o: ") + why);
+  const auto heads = [&](const GdnInput& t, int h, int d) { return span_of(t, p.batch, p.tokens, h, d); };
+  const int64_t slot_elems = p.num_v_heads * head_elems;
+  if (const std::string o = first_overlap(
+          {{"o", span_of(p.o, p.batch, p.tokens, p.num_v_heads, p.head_v_dim), true},
+           {"state", strided_span(p.state.data, dtype_bytes(p.state.dtype), slot_elems,
+                                  {{p.state.num_slots, p.state.slot_stride}}), true},
+           {"q", heads(p.q, p.num_k_heads, p.head_k_dim)}, {"k", heads(p.k, p.num_k_heads, p.head_k_dim)},
+           {"v", heads(p.v, p.num_v_heads, p.head_v_dim)}, {"a", heads(p.a, p.num_v_heads, 1)},
+           {"b", heads(p.b, p.num_v_heads, 1)}, {"g", heads(p.g, p.num_v_heads, 1)},
+           {"beta", heads(p.beta, p.num_v_heads, 1)}, {"A_log", array_span(p.A_log, p.num_v_heads)},
+           {"dt_bias", array_span(p.dt_bias, p.num_v_heads)}, {"slots", array_span(p.slots, p.batch)},
+           {"token_slots", strided_span(p.token_slots, 4, p.tokens, {{p.batch, p.token_slots_stride}})}});
+      !o.empty())
+    return bad(o);
   const int align =
       std::min(address_alignment(p.state.data), detail::stride_alignment(p.state.slot_stride, p.state.dtype));
   *call = GdnCall{act, p.state.dtype, p.state.layout, p.head_k_dim, p.head_v_dim, p.tokens, align, p.batch};
@@ -230,6 +245,14 @@ inline Status validate_conv1d(const Conv1dParams& p, Conv1dCall* call) {
   if (p.state.num_slots < 1) return bad("state pool has " + num(p.state.num_slots) + " slots");
   if (p.state.slot_stride < dim * (width - 1))
     return bad("state slot stride " + num(p.state.slot_stride) + " below dim*(width-1) = " + num(dim * (width - 1)));
+  if (const std::string o = first_overlap(
+          {{"y", span_of(p.y), true},
+           {"state", strided_span(p.state.data, sb, dim * (width - 1), {{p.state.num_slots, p.state.slot_stride}}),
+            true},
+           {"x", span_of(p.x)}, {"weight", span_of(p.weight)}, {"bias", span_of(p.bias)},
+           {"slots", array_span(p.slots, batch)}});
+      !o.empty())
+    return bad(o);
   int align = std::min({address_alignment(p.x.data), address_alignment(p.y.data), address_alignment(p.weight.data),
                         address_alignment(p.state.data), detail::stride_alignment(p.state.slot_stride, p.state.dtype)});
   if (p.bias.data) align = std::min(align, address_alignment(p.bias.data));

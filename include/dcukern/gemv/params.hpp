@@ -1,11 +1,12 @@
 // Decode GEMV / skinny GEMM: y[N,M] = x[N,K] · W[M,K]ᵀ (+ bias[M]), fp16 or bf16 in and out, fp32
 // accumulation, N = 1..16. All tensors share one dtype. Rows are contiguous; row strides (elements) may
-// exceed the logical width. y must not alias x, W or bias.
+// exceed the logical width. y must not overlap x, W or bias (core/overlap.hpp).
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
+#include "dcukern/core/overlap.hpp"
 #include "dcukern/core/status.hpp"
 #include "dcukern/core/tensor.hpp"
 
@@ -69,6 +70,10 @@ inline Status validate_gemv(const GemvParams& p, GemvCall* call) {
   if (const char* name = first_misaligned({{"x", p.x.data, eb}, {"w", p.w.data, eb}, {"y", p.y.data, eb},
                                            {"bias", p.bias.data, eb}}))
     return Status::invalid(std::string("gemv: ") + name + " is not aligned to its element size");
+  if (const std::string o = first_overlap({{"y", span_of(p.y), true}, {"x", span_of(p.x)}, {"w", span_of(p.w)},
+                                            {"bias", span_of(p.bias)}});
+      !o.empty())
+    return Status::invalid("gemv: " + o);
   int align = address_alignment(p.x.data);
   align = std::min(align, address_alignment(p.w.data));
   align = std::min(align, address_alignment(p.y.data));

@@ -20,11 +20,13 @@
 // to *offset_ptr after the draw (on the stream), so that a replayed graph draws new numbers.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
 
+#include "dcukern/core/overlap.hpp"
 #include "dcukern/core/status.hpp"
 #include "dcukern/core/tensor.hpp"
 #include "dcukern/platform/detect.hpp"
@@ -45,7 +47,7 @@ struct PerRow {
 
 struct SamplingParams {
   ConstMatrix logits;                  // [B, V]
-  Vector tokens;                       // [B], i32 or i64
+  Vector tokens;                       // [B], i32 or i64 (outputs overlap no other view: core/overlap.hpp)
   uint8_t* valid = nullptr;            // [B] or nullptr
   PerRow<float> temperature{1.0f};
   PerRow<int32_t> top_k{0};
@@ -106,6 +108,22 @@ inline Status sampling_shape_status(const std::string& op, int64_t rows, int64_t
   return Status::success();
 }
 
+// The views of a call with the bytes each spans, the written ones first (tokens, valid, and the offset
+// counter when the call advances it), for the aliasing checks of validate_sampling and of the workspace
+// (sample()). Call after the shapes are checked.
+inline std::array<NamedSpan, 9> sampling_views(const SamplingParams& p) {
+  const int64_t rows = p.logits.rows;
+  return {{{"tokens", span_of(p.tokens), true},
+           {"valid", array_span(p.valid, rows), true},
+           {"offset_ptr", array_span(p.offset_ptr, 1), p.advance_offset},
+           {"logits", span_of(p.logits)},
+           {"temperature", array_span(p.temperature.device, rows)},
+           {"top_k", array_span(p.top_k.device, rows)},
+           {"top_p", array_span(p.top_p.device, rows)},
+           {"min_p", array_span(p.min_p.device, rows)},
+           {"seed_ptr", array_span(p.seed_ptr, 1)}}};
+}
+
 inline Status validate_sampling(const SamplingParams& p, SamplingCall* call) {
   const ConstMatrix& l = p.logits;
   if (!l.data) return Status::invalid("sampling: null pointer for logits");
@@ -142,6 +160,9 @@ inline Status validate_sampling(const SamplingParams& p, SamplingCall* call) {
     return Status::invalid("sampling: min_p " + std::to_string(p.min_p.value) + " (must be in [0, 1])");
   if (p.advance_offset && !p.offset_ptr)
     return Status::invalid("sampling: advance_offset needs offset_ptr (a device counter)");
+  const std::array<NamedSpan, 9> views = sampling_views(p);
+  if (const std::string o = first_overlap(views.data(), views.data() + views.size()); !o.empty())
+    return Status::invalid("sampling: " + o);
   *call = SamplingCall{l.dtype, l.rows, l.cols, l.row_stride, address_alignment(l.data), false,
                        sampling_filters(p)};
   return Status::success();

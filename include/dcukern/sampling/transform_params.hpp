@@ -30,7 +30,7 @@ inline const char* row_transform_name(RowTransform t) {
 
 struct RowTransformParams {
   ConstMatrix in;                   // [B, V]
-  Matrix out;                       // [B, V]; may alias `in` only when both are identical views
+  Matrix out;                       // [B, V]; overlaps no other view, but `in` when both are identical (in place)
   uint8_t* valid = nullptr;         // [B] or nullptr
   PerRow<float> temperature{1.0f};  // softmax
   PerRow<int32_t> top_k{0};         // top_k_mask_logits, top_k_renorm_probs
@@ -67,8 +67,16 @@ inline Status validate_row_transform(RowTransform t, const RowTransformParams& p
                            ", expected " + std::to_string(in.rows) + " x " + std::to_string(in.cols));
   if (in.row_stride < in.cols || p.out.row_stride < p.out.cols)
     return Status::invalid(op + ": row stride below V");
-  if (p.out.data == in.data && (p.out.row_stride != in.row_stride || p.out.dtype != in.dtype))
-    return Status::invalid(op + ": in-place call with different row strides or dtypes");
+  const bool in_place = p.out.data == in.data && p.out.row_stride == in.row_stride && p.out.dtype == in.dtype;
+  const int64_t rows = in.rows;
+  if (const std::string o = first_overlap({{"the output", span_of(p.out), true},
+                                           {"valid", array_span(p.valid, rows), true},
+                                           {"the input", in_place ? ByteSpan{} : span_of(in)},
+                                           {"temperature", array_span(p.temperature.device, rows)},
+                                           {"top_k", array_span(p.top_k.device, rows)},
+                                           {"top_p", array_span(p.top_p.device, rows)}});
+      !o.empty())
+    return Status::invalid(op + ": " + o + (p.out.data == in.data ? " (in place: the views must be identical)" : ""));
   using R = SamplingRowRule;
   if (!p.temperature.device && !R::temperature_ok(p.temperature.value))
     return Status::invalid(op + ": temperature " + std::to_string(p.temperature.value) + " (must be in [0, 1e30])");
