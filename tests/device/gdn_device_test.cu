@@ -644,6 +644,46 @@ TEST_CASE("conv1d: every runnable row matches the reference (widths 2..4, dims u
   }
 }
 
+TEST_CASE("conv1d: in place (y over x, the same view) gives the bits of the out-of-place update") {
+  std::mt19937_64 rng(31);
+  int runs = 0;
+  std::set<std::string> rows_seen;
+  for (DType sdt : {DType::bf16, DType::f32})
+    for (int64_t dim : {int64_t(7), int64_t(384), int64_t(4096)})
+      for (const char* id : runnable_rows<Conv1dOp>()) {
+        // Padded rows (x's padding must stay as it is), a padding sequence (its row of x becomes zeros).
+        ConvProblem pr(DType::bf16, sdt, dim, 4, true, true, true, rng, 19);
+        INFO(pr.str() << " row=" << std::string(id));
+        ForceExperimental<Conv1dOp> force(id);
+        Conv1dParams in_place = pr.params(true);
+        in_place.y = {pr.x.base(true), pr.act, pr.B, pr.dim, pr.ldx};
+        const capabilities::Conv1dRow* row = nullptr;
+        if (!check_conv1d_row(in_place, device_target(), id, &row).ok()) continue;  // outside its contract
+        pr.pool.dev.upload(pr.pool0);
+        REQUIRE(conv1d_update(pr.params(true), nullptr, GdnOptions{id}).ok());
+        test::device_synchronize();
+        const auto y = pr.y.download(), pool = pr.pool.download();
+        pr.pool.dev.upload(pr.pool0);
+        REQUIRE(conv1d_update(in_place, nullptr, GdnOptions{id}).ok());
+        test::device_synchronize();
+        const auto x = pr.x.download();
+        int64_t wrong = 0;
+        for (int b = 0; b < pr.B; ++b)
+          for (int64_t c = 0; c < pr.ldx; ++c)
+            wrong += c < pr.dim ? std::memcmp(&x[2 * (b * pr.ldx + c)], &y[2 * (b * pr.ldy + c)], 2) != 0
+                                : std::memcmp(&x[2 * (b * pr.ldx + c)], &pr.x.host[2 * (b * pr.ldx + c)], 2) != 0;
+        CHECK(wrong == 0);
+        CHECK(pr.pool.download() == pool);
+        rows_seen.insert(id);
+        ++runs;
+      }
+  MESSAGE(runs << " in-place conv1d runs checked");
+  for (const char* id : runnable_rows<Conv1dOp>()) {
+    INFO(std::string(id));
+    CHECK(rows_seen.count(id) == 1);
+  }
+}
+
 TEST_CASE("conv1d: graph replay gives the bits of eager runs; a rejected call writes nothing") {
   std::mt19937_64 rng(8);
   for (DType sdt : {DType::bf16, DType::f32}) {

@@ -318,7 +318,9 @@ TEST_CASE("conv1d: a valid call passes; every invalid input gets a readable erro
   p = valid_conv(); p.slots = moved_by_bytes(cslots, 2);
   expect(p, SC::invalid_argument, "slots is not aligned");
   // Written views (y, the state pool) overlapping any other (valid_conv(): x, y [4, 64] bf16, 5 state slots).
-  p = valid_conv(); p.y.data = cx; expect(p, SC::invalid_argument, "y overlaps x");
+  p = valid_conv(); p.y.data = cx; CHECK(validate_conv1d(p, &call).ok());  // in place: the same view
+  p.y.row_stride = 72; expect(p, SC::invalid_argument, "y overlaps x (in place: y and x must be the same view)");
+  p = valid_conv(); p.y.data = cx + 64; expect(p, SC::invalid_argument, "y overlaps x");
   p = valid_conv(); p.y.data = cx + 4 * 64; CHECK(validate_conv1d(p, &call).ok());
   p = valid_conv(); p.y.data = cstate + 5 * 64 * 3 - 1; expect(p, SC::invalid_argument, "y overlaps state");
   p = valid_conv(); p.bias.data = cstate; expect(p, SC::invalid_argument, "state overlaps bias");

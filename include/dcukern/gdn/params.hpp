@@ -86,7 +86,10 @@ struct Conv1dParams {
   Conv1dStatePool state;
   const int32_t* slots = nullptr;  // [B]; negative (or >= num_slots): padding, skipped, outputs zero
   bool silu = true;
-  Matrix y;  // [B, dim]; must not overlap x, the state pool or any other view (core/overlap.hpp)
+  // [B, dim]; overlaps no other view (core/overlap.hpp), but x when both are the same view: in place, as
+  // engines that write the update's output over its input do (each kernel reads an element of x before it
+  // writes y there, in the same thread).
+  Matrix y;
 };
 
 // ---- the facts of one call that contracts look at ----
@@ -245,14 +248,15 @@ inline Status validate_conv1d(const Conv1dParams& p, Conv1dCall* call) {
   if (p.state.num_slots < 1) return bad("state pool has " + num(p.state.num_slots) + " slots");
   if (p.state.slot_stride < dim * (width - 1))
     return bad("state slot stride " + num(p.state.slot_stride) + " below dim*(width-1) = " + num(dim * (width - 1)));
+  const bool in_place = p.y.data == p.x.data && p.y.row_stride == p.x.row_stride;  // y over x, the same view
   if (const std::string o = first_overlap(
           {{"y", span_of(p.y), true},
            {"state", strided_span(p.state.data, sb, dim * (width - 1), {{p.state.num_slots, p.state.slot_stride}}),
             true},
-           {"x", span_of(p.x)}, {"weight", span_of(p.weight)}, {"bias", span_of(p.bias)},
+           {"x", in_place ? ByteSpan{} : span_of(p.x)}, {"weight", span_of(p.weight)}, {"bias", span_of(p.bias)},
            {"slots", array_span(p.slots, batch)}});
       !o.empty())
-    return bad(o);
+    return bad(o + (p.y.data == p.x.data ? " (in place: y and x must be the same view)" : ""));
   int align = std::min({address_alignment(p.x.data), address_alignment(p.y.data), address_alignment(p.weight.data),
                         address_alignment(p.state.data), detail::stride_alignment(p.state.slot_stride, p.state.dtype)});
   if (p.bias.data) align = std::min(align, address_alignment(p.bias.data));
