@@ -44,7 +44,7 @@ inline Status sample(const SamplingParams& p, void* workspace, size_t workspace_
                      : select_sampling(p, *ctx->target.info, &row, opt.explain, has_ws);
   if (!s.ok()) return s;
   if (row->contract.needs_workspace) {
-    const size_t need = sampling_workspace_bytes(p);
+    const size_t need = sampling_detail::split_workspace_bytes(p.logits.rows, p.logits.cols);  // shape validated
     if (workspace_bytes < need)
       return Status::invalid("sampling: workspace of " + std::to_string(workspace_bytes) + " bytes, the call needs " +
                              std::to_string(need) + " (sampling_workspace_bytes)");
