@@ -110,8 +110,10 @@ TEST_CASE("attention: every invalid input is rejected with a readable message") 
   p = valid(); p.o.data = vpool + kPool - 1; expect(p, StatusCode::invalid_argument, "o overlaps v pool");
   p = valid(); p.o.data = kpool + D; expect(p, StatusCode::invalid_argument, "o overlaps k pool");
   p = valid(); p.lse = reinterpret_cast<float*>(o) + 8; expect(p, StatusCode::invalid_argument, "o overlaps lse");
-  p = valid(); p.lse = reinterpret_cast<float*>(table); expect(p, StatusCode::invalid_argument, "lse overlaps block_table");
-  p = valid(); p.lse = reinterpret_cast<float*>(ctx); expect(p, StatusCode::invalid_argument, "lse overlaps context_lens");
+  p = valid(); p.lse = reinterpret_cast<float*>(table);
+  expect(p, StatusCode::invalid_argument, "lse overlaps block_table");
+  p = valid(); p.lse = reinterpret_cast<float*>(ctx);
+  expect(p, StatusCode::invalid_argument, "lse overlaps context_lens");
   p = valid(); p.sinks = lse + B * T * HQ - 1; expect(p, StatusCode::invalid_argument, "lse overlaps sinks");
   p = valid(); p.sinks = lse + B * T * HQ; CHECK(validate_attention(p, &c).ok());
   // Reads may share memory: K and V as halves of one interleaved pool.

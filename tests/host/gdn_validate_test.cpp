@@ -215,7 +215,8 @@ TEST_CASE("gdn: every invalid input gets a readable error") {
   p = valid_gdn(); p.o.data = q + B * T * H * K; CHECK(validate_gdn(p, &call).ok());
   p = valid_gdn(); p.o.data = reinterpret_cast<uint16_t*>(state + kPool) - 1;
   expect(p, SC::invalid_argument, "o overlaps state");
-  p = valid_gdn(); p.slots = reinterpret_cast<int32_t*>(o + kOut) - 1; expect(p, SC::invalid_argument, "o overlaps slots");
+  p = valid_gdn(); p.slots = reinterpret_cast<int32_t*>(o + kOut) - 1;
+  expect(p, SC::invalid_argument, "o overlaps slots");
   p = valid_gdn(); p.A_log = state + 5; expect(p, SC::invalid_argument, "state overlaps A_log");
   p = valid_gdn(); p.token_slots = reinterpret_cast<int32_t*>(state) + kPool - 1; p.token_slots_stride = 1;
   expect(p, SC::invalid_argument, "state overlaps token_slots");

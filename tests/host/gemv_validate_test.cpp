@@ -92,7 +92,8 @@ TEST_CASE("every invalid input gets a readable error") {
   p = valid(); p.y.data = x + 3 * 64 + 63; expect(p, StatusCode::invalid_argument, "y overlaps x");
   p = valid(); p.y.data = x + 4 * 64; CHECK(check(p).ok());
   p = valid(); p.y.data = w; expect(p, StatusCode::invalid_argument, "y overlaps w");
-  p = valid(); p.w.row_stride = 100; p.y.data = w + 31 * 100 + 63; expect(p, StatusCode::invalid_argument, "y overlaps w");
+  p = valid(); p.w.row_stride = 100; p.y.data = w + 31 * 100 + 63;
+  expect(p, StatusCode::invalid_argument, "y overlaps w");
   p = valid(); p.bias = {y + 4 * 32 - 1, DType::f16, 32}; expect(p, StatusCode::invalid_argument, "y overlaps bias");
   p = valid(); p.x.data = w + 10;  // inputs may share memory
   CHECK(check(p).ok());

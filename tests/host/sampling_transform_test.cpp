@@ -101,7 +101,8 @@ TEST_CASE("transform validation: every invalid input gets a readable error namin
   p = tparams(); p.out.data = in_buf;
   CHECK(validate_row_transform(RowTransform::softmax, p, &c).ok());
   p = tparams(DType::bf16); p.out.data = in_buf;
-  expect(RowTransform::softmax, p, StatusCode::invalid_argument, "the output overlaps the input (in place: the views must be identical)");
+  expect(RowTransform::softmax, p, StatusCode::invalid_argument,
+         "the output overlaps the input (in place: the views must be identical)");
   p = tparams(); p.out.data = in_buf + 1024;  // a row behind: rows read while others are written
   expect(RowTransform::softmax, p, StatusCode::invalid_argument, "the output overlaps the input");
   p = tparams(); p.out.data = in_buf + 4 * 1024;
