@@ -76,9 +76,7 @@ inline Status attention(const AttentionParams& p, void* workspace, size_t worksp
       return Status::invalid("attention: workspace of " + std::to_string(workspace_bytes) + " bytes, the plan needs " +
                              std::to_string(need));
     if (reinterpret_cast<uintptr_t>(workspace) % 4) return Status::invalid("attention: workspace not 4-byte aligned");
-    const std::array<NamedSpan, 9> views = attention_views(p);
-    if (const char* v = first_overlapping(strided_span(workspace, 1, int64_t(need)), views.data(),
-                                          views.data() + views.size()))
+    if (const char* v = first_overlapping(strided_span(workspace, 1, int64_t(need)), attention_views(p)))
       return Status::invalid(std::string("attention: workspace overlaps ") + v);
     if (cp.split) {
       a.num_chunks = cp.plan.num_chunks;

@@ -50,9 +50,7 @@ inline Status sample(const SamplingParams& p, void* workspace, size_t workspace_
                              std::to_string(need) + " (sampling_workspace_bytes)");
     if (reinterpret_cast<uintptr_t>(workspace) % 256)
       return Status::invalid("sampling: workspace not 256-byte aligned");
-    const std::array<NamedSpan, 9> views = sampling_views(p);
-    if (const char* v = first_overlapping(strided_span(workspace, 1, int64_t(need)), views.data(),
-                                          views.data() + views.size()))
+    if (const char* v = first_overlapping(strided_span(workspace, 1, int64_t(need)), sampling_views(p)))
       return Status::invalid(std::string("sampling: workspace overlaps ") + v);
   }
   const sampling_detail::SamplingArgs a{p.logits.data,

@@ -185,8 +185,7 @@ inline Status validate_attention(const AttentionParams& p, AttentionCall* call) 
     return bad(std::string("q: ") + why);
   if (const char* why = heads_strides_problem(p.o, p.batch, p.q_tokens, p.num_q_heads, p.head_dim, true))
     return bad(std::string("o: ") + why);
-  const std::array<NamedSpan, 9> views = attention_views(p);
-  if (const std::string o = first_overlap(views.data(), views.data() + views.size()); !o.empty()) return bad(o);
+  if (const std::string o = first_overlap(attention_views(p)); !o.empty()) return bad(o);
   if (!std::isfinite(p.scale) || p.scale < 0.f) return bad("scale must be finite and >= 0 (0: head_dim^-1/2)");
   if (!std::isfinite(p.soft_cap) || p.soft_cap < 0.f) return bad("soft_cap must be finite and >= 0 (0: off)");
   if (p.window_left < -1) return bad("window_left = " + num(p.window_left) + ", expected >= 0 or -1 (off)");

@@ -6,6 +6,8 @@
 // (q and o as different heads of one packed tensor) count as overlapping too. Outputs need buffers of
 // their own; an op that allows in-place use leaves its input out of the list when the views are identical.
 #pragma once
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -83,6 +85,20 @@ inline std::string first_overlap(const NamedSpan* first, const NamedSpan* last) 
 }
 inline std::string first_overlap(std::initializer_list<NamedSpan> spans) {
   return first_overlap(spans.begin(), spans.end());
+}
+template <size_t N>
+inline std::string first_overlap(const std::array<NamedSpan, N>& spans) {
+  return first_overlap(spans.data(), spans.data() + N);
+}
+template <size_t N>
+inline const char* first_overlapping(ByteSpan span, const std::array<NamedSpan, N>& spans) {
+  return first_overlapping(span, spans.data(), spans.data() + N);
+}
+
+// Whether two matrices are one view (an in-place call's input and output): same base, row stride and dtype.
+template <class A, class B>
+constexpr bool same_view(const BasicMatrix<A>& a, const BasicMatrix<B>& b) {
+  return a.data == b.data && a.row_stride == b.row_stride && a.dtype == b.dtype;
 }
 
 }  // namespace dcukern

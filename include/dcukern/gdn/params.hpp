@@ -248,12 +248,12 @@ inline Status validate_conv1d(const Conv1dParams& p, Conv1dCall* call) {
   if (p.state.num_slots < 1) return bad("state pool has " + num(p.state.num_slots) + " slots");
   if (p.state.slot_stride < dim * (width - 1))
     return bad("state slot stride " + num(p.state.slot_stride) + " below dim*(width-1) = " + num(dim * (width - 1)));
-  const bool in_place = p.y.data == p.x.data && p.y.row_stride == p.x.row_stride;  // y over x, the same view
   if (const std::string o = first_overlap(
           {{"y", span_of(p.y), true},
            {"state", strided_span(p.state.data, sb, dim * (width - 1), {{p.state.num_slots, p.state.slot_stride}}),
             true},
-           {"x", in_place ? ByteSpan{} : span_of(p.x)}, {"weight", span_of(p.weight)}, {"bias", span_of(p.bias)},
+           {"x", same_view(p.y, p.x) ? ByteSpan{} : span_of(p.x)}, {"weight", span_of(p.weight)},
+           {"bias", span_of(p.bias)},
            {"slots", array_span(p.slots, batch)}});
       !o.empty())
     return bad(o + (p.y.data == p.x.data ? " (in place: y and x must be the same view)" : ""));

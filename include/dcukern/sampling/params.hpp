@@ -160,9 +160,7 @@ inline Status validate_sampling(const SamplingParams& p, SamplingCall* call) {
     return Status::invalid("sampling: min_p " + std::to_string(p.min_p.value) + " (must be in [0, 1])");
   if (p.advance_offset && !p.offset_ptr)
     return Status::invalid("sampling: advance_offset needs offset_ptr (a device counter)");
-  const std::array<NamedSpan, 9> views = sampling_views(p);
-  if (const std::string o = first_overlap(views.data(), views.data() + views.size()); !o.empty())
-    return Status::invalid("sampling: " + o);
+  if (const std::string o = first_overlap(sampling_views(p)); !o.empty()) return Status::invalid("sampling: " + o);
   *call = SamplingCall{l.dtype, l.rows, l.cols, l.row_stride, address_alignment(l.data), false,
                        sampling_filters(p)};
   return Status::success();

@@ -67,11 +67,10 @@ inline Status validate_row_transform(RowTransform t, const RowTransformParams& p
                            ", expected " + std::to_string(in.rows) + " x " + std::to_string(in.cols));
   if (in.row_stride < in.cols || p.out.row_stride < p.out.cols)
     return Status::invalid(op + ": row stride below V");
-  const bool in_place = p.out.data == in.data && p.out.row_stride == in.row_stride && p.out.dtype == in.dtype;
   const int64_t rows = in.rows;
   if (const std::string o = first_overlap({{"the output", span_of(p.out), true},
                                            {"valid", array_span(p.valid, rows), true},
-                                           {"the input", in_place ? ByteSpan{} : span_of(in)},
+                                           {"the input", same_view(p.out, in) ? ByteSpan{} : span_of(in)},
                                            {"temperature", array_span(p.temperature.device, rows)},
                                            {"top_k", array_span(p.top_k.device, rows)},
                                            {"top_p", array_span(p.top_p.device, rows)}});
