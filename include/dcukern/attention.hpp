@@ -5,8 +5,9 @@
 //   size_t bytes = dcukern::attention_workspace_bytes(p);              // split-KV partials (fixed bound)
 //   dcukern::Status s = dcukern::attention(p, workspace, bytes, stream);  // row for the current device
 //
-// No allocation, no host synchronisation: capturable in a HIP/CUDA graph (the plan reads host values
-// only). A rejected call (validation, plan, workspace) launches nothing and leaves o / lse untouched; a
+// No device allocation, no host synchronisation: capturable in a HIP/CUDA graph (the plan reads host
+// values only; a kernel instance's first launch asks the runtime for its attributes once: README, "Using
+// it"). A rejected call (validation, plan, workspace) launches nothing and leaves o / lse untouched; a
 // launch the runtime refuses leaves them untouched too, but may leave the workspace's partials written.
 // Debug mode: attention_check_tables (attention/table_check.hpp) checks context_lens and block_table
 // against the pool on the device and reports the first bad entry.

@@ -6,7 +6,7 @@
 //   dcukern::Explanation why; dcukern::gdn_recurrent(p, stream, {nullptr, &why});   // ... and says why
 //   dcukern::conv1d_update(c, stream);
 //
-// Both update their state pools in place. No allocation, no host synchronisation: capturable in a
+// Both update their state pools in place. No device allocation, no host synchronisation: capturable in a
 // HIP/CUDA graph. On any error nothing is launched: outputs and pools are untouched.
 #pragma once
 #include "dcukern/gdn/launch.hpp"

@@ -5,8 +5,9 @@
 //   dcukern::Status s = dcukern::gemv(p, stream);         // picks a row for the current device
 //   dcukern::Explanation why; dcukern::gemv(p, stream, {nullptr, &why});   // ... and says why
 //
-// No allocation, no host synchronisation: capturable in a HIP/CUDA graph. The first call on a device
-// queries its properties once (cached). On any error nothing is launched and y is untouched.
+// No device allocation, no host synchronisation: capturable in a HIP/CUDA graph. The first call on a device
+// queries its properties, and a kernel instance's first launch its runtime attributes, once (cached:
+// README, "Using it"). On any error nothing is launched and y is untouched.
 #pragma once
 #include "dcukern/gemv/launch.hpp"
 

@@ -10,18 +10,20 @@
 //   dcukern::sampling_workspace_init(workspace, bytes, stream);   // once, after allocating it
 //   dcukern::Status s = dcukern::sample(p, workspace, bytes, stream);
 //
-// With a workspace the split rows can run: one block per tile of a row (8192 elements, or 16384 of
-// 16-bit logits at B >= 32), so that B = 1 is fast too (calls without a filter: sampling.unfiltered.vec,
-// one kernel that reads the logits once; calls whose only filter is top-p: sampling.top_p.vec, two; min-p
-// alone: sampling.min_p.vec, two); the workspace holds about 2 KB per 8192 elements of the batch (20 MB at
-// B = 512, V = 151936; 68 MB at B = 1024, V = 262144). Without one (sample(p, stream)) only the
-// one-block-per-row rows can. The workspace must be zeroed once before its first call
-// (sampling_workspace_init, or any memset to 0); every call leaves it ready for the next, whatever its B
-// and V, so a call of up to 1024 rows is one or two kernel launches (larger batches add a memset of their
-// counters; a call that dies with a device fault leaves the workspace undefined: zero it again). No
-// allocation, no host synchronisation: capturable in a HIP/CUDA graph. A workspace serves one call at a
-// time: calls that may overlap (other streams) need their own. Same inputs, parameters, seed and offset:
-// the same tokens, bit for bit. On any error nothing is launched and nothing is written.
+// With a workspace the split rows can run: one block per tile of a row (512 threads of 16 to 64 elements each, by
+// dtype, batch and device: split_items in sampling/workspace.hpp), so that B = 1 is fast too (calls without a
+// filter: sampling.unfiltered.vec, one kernel that reads the logits once; calls whose only filter is top-p:
+// sampling.top_p.vec, two; min-p alone: sampling.min_p.vec, two); the workspace holds about 2 KB per 8192 elements
+// of the batch (20 MB at B = 512, V = 151936; 68 MB at B = 1024, V = 262144). Without one (sample(p, stream)) only
+// the one-block-per-row rows can. The workspace must be zeroed once before its first call (sampling_workspace_init,
+// or any memset to 0); every call leaves it ready for the next, whatever its B and V, so a call of up to 1024 rows
+// is one or two kernel launches (larger batches add a memset of their counters; a call that dies with a device fault
+// leaves the workspace undefined: zero it again). No device allocation, no host synchronisation: capturable in a
+// HIP/CUDA graph. A workspace serves one call at a time: calls that may overlap (other streams) need their own. Same
+// inputs, parameters, seed and offset: the same tokens, bit for bit. A rejected call (validation, workspace)
+// launches nothing and writes nothing. A launch the runtime refuses partway (the second kernel of a two-kernel row,
+// or the first after the counters' memset above 1024 rows) returns its error and leaves what went out before it:
+// tokens of the rows the first kernel finished, the workspace's counters, the offset not advanced.
 #pragma once
 #include "dcukern/sampling/launch.hpp"
 

@@ -74,6 +74,14 @@ TEST_CASE("attention: every invalid input is rejected with a readable message") 
   p = valid(); p.num_q_heads = 2 * kAttnMaxHeads; p.num_kv_heads = 1;
   expect(p, StatusCode::invalid_argument, "query heads = 131072 above 65536");
   p = valid(); p.q_tokens = 0; expect(p, StatusCode::invalid_argument, "q_tokens = 0");
+  // B * T * Hq query rows above 2^31 - 1 (the grids count them): rejected here, not only at launch, so the
+  // workspace query and the plan refuse the call too. 2^31 - 1 rows exactly pass this check.
+  p = valid(); p.batch = 1 << 28, p.q_tokens = 8, p.num_q_heads = p.num_kv_heads = 1;
+  expect(p, StatusCode::unsupported, "query heads = 2147483648 above 2^31 - 1 query rows");
+  CHECK(attention_workspace_bytes(p, 132) == 0);
+  p.batch = (1 << 28) - 1, p.q_tokens = 8;
+  AttentionCall rows_ok;
+  CHECK(validate_attention(p, &rows_ok).message().find("query rows") == std::string::npos);
   p = valid(); p.num_q_heads = 7; expect(p, StatusCode::invalid_argument, "multiple of KV heads");
   p = valid(); p.num_kv_heads = 0; expect(p, StatusCode::invalid_argument, "multiple of KV heads");
   p = valid(); p.num_q_heads = 1; expect(p, StatusCode::invalid_argument, "multiple of KV heads");
@@ -161,6 +169,14 @@ TEST_CASE("attention: split-KV plan and workspace bound") {
   CHECK(plan_attention(c, 132, fixed, &plan).code() == StatusCode::unsupported);
   fixed.fixed_chunk_size = -3;
   CHECK(plan_attention(c, 132, fixed, &plan).code() == StatusCode::invalid_argument);
+  {  // Any chunk size above the context is one chunk (no overflow at the largest).
+    AttentionCall one = c;
+    one.batch = 1, one.num_q_heads = 8, one.max_context = 32768;
+    fixed.fixed_chunk_size = INT64_MAX;
+    REQUIRE(plan_attention(one, 132, fixed, &plan).ok());
+    CHECK(plan.num_chunks == 1);
+    CHECK(plan.chunk_size == INT64_MAX);
+  }
   {  // At most kAttnMaxChunks chunks a row, however few the rows.
     AttentionCall one = c;
     one.batch = 1, one.num_q_heads = one.num_kv_heads, one.group = 1, one.max_context = kAttnMaxChunks;

@@ -33,6 +33,7 @@ constexpr int kAttnMaxHeadDim = 256;
 constexpr int kAttnMaxQueryTokens = 8;
 constexpr int kAttnMaxHeads = 1 << 16;  // query heads per call (tiles count T * Hq / Hkv rows in an int)
 constexpr int64_t kAttnMaxContext = (int64_t(1) << 31) - 1;  // positions are 32-bit
+constexpr int64_t kAttnMaxQueryRows = (int64_t(1) << 31) - 1;  // B * T * Hq: the kernels' grids count them
 
 // One [B, T, H, D] tensor (q or o): strides in elements, last dim contiguous (core/tensor.hpp).
 using AttnQueryView = ConstHeadsTensor;
@@ -149,6 +150,9 @@ inline Status validate_attention(const AttentionParams& p, AttentionCall* call) 
   if (p.num_kv_heads < 1 || p.num_q_heads < p.num_kv_heads || p.num_q_heads % p.num_kv_heads)
     return bad("query heads (" + num(p.num_q_heads) + ") must be a positive multiple of KV heads (" +
                num(p.num_kv_heads) + ")");
+  if (int64_t(p.batch) * p.q_tokens * p.num_q_heads > kAttnMaxQueryRows)
+    return Status::unsupported("attention: B * q_tokens * query heads = " +
+                               num(int64_t(p.batch) * p.q_tokens * p.num_q_heads) + " above 2^31 - 1 query rows");
   if (p.head_dim < 1 || p.head_dim > kAttnMaxHeadDim)
     return Status::unsupported("attention: head_dim " + num(p.head_dim) + " (supported: 1.." +
                                num(kAttnMaxHeadDim) + ")");

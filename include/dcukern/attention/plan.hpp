@@ -84,7 +84,7 @@ inline Status plan_attention(const AttentionCall& c, int compute_units, const At
     if (opt.force_split && size >= ctx) size = std::max<int64_t>(1, (ctx + 1) / 2);
     p.chunk_size = size;
   }
-  const int64_t chunks = (ctx + p.chunk_size - 1) / p.chunk_size;
+  const int64_t chunks = ctx / p.chunk_size + (ctx % p.chunk_size != 0);  // (no overflow at any chunk size)
   if (chunks > kAttnMaxChunks)
     return Status::unsupported("attention: split-KV plan needs " + attn_detail::num(chunks) + " chunks a row (> " +
                                attn_detail::num(kAttnMaxChunks) + "): raise fixed_chunk_size");

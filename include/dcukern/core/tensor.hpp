@@ -43,7 +43,7 @@ using HeadsTensor = BasicHeadsTensor<void*>;
 // What is wrong with the strides of a [batch, tokens, heads, dim] tensor, or nullptr: no stride negative,
 // heads (of more than one) not overlapping, and a written tensor nesting so that no two of its elements
 // share an address: tokens (of more than one) past a token's heads, sequences (of more than one) past a
-// sequence's tokens. A dim of extent 1 may take any stride.
+// sequence's tokens. A dim of extent 1 may take any non-negative stride.
 template <class Ptr>
 inline const char* heads_strides_problem(const BasicHeadsTensor<Ptr>& t, int64_t batch, int tokens, int heads,
                                          int dim, bool written) {
