@@ -14,10 +14,8 @@
 #include "audit/report.hpp"
 #include "dcukern/platform/detect.hpp"
 #if !DCUKERN_PLATFORM_HOST
-#include "audit/attention_smoke.hpp"
-#include "audit/gdn_smoke.hpp"
-#include "audit/gemv_smoke.hpp"
-#include "audit/sampling_smoke.hpp"
+#include "audit/smoke.hpp"
+#include "dcukern/platform/device_context.hpp"
 #endif
 
 using namespace dcukern;

@@ -4,7 +4,6 @@
 // takes, and every conv1d-update row one call (B = 3 with a padding row, 256 channels, width 4, SiLU, bf16
 // activations) with each state dtype its contract takes; all compared with the host reference (outputs
 // within 1.6e-2 relative, states within 1e-4).
-#pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +12,7 @@
 #include "audit/compare.hpp"
 #include "audit/device_copy.hpp"
 #include "audit/random_bf16.hpp"
+#include "audit/smoke.hpp"
 #include "dcukern/gdn.hpp"
 #include "dcukern/ref/gdn.hpp"
 
@@ -34,7 +34,7 @@ double run_and_compare(Call call, const DeviceCopy& dout, std::vector<uint16_t>&
 }
 
 // Returns the number of failed runs; prints one Markdown table row per run.
-inline int gdn_smoke(const TargetInfo& target) {
+int gdn_smoke(const TargetInfo& target) {
   std::printf("\n### gdn smoke run\n\n| row | problem | max error / tolerance | result |\n|---|---|---|---|\n");
   constexpr int B = 1, T = 2, H = 2, HV = 4, K = 128, V = 128, kSlots = 2;
   RandomBf16 random_bf16(5);
@@ -91,7 +91,7 @@ inline int gdn_smoke(const TargetInfo& target) {
   return failures;
 }
 
-inline int conv1d_smoke(const TargetInfo& target) {
+int conv1d_smoke(const TargetInfo& target) {
   std::printf("\n### conv1d smoke run\n\n| row | problem | max error / tolerance | result |\n|---|---|---|---|\n");
   constexpr int B = 3, W = 4, kSlots = 3;
   constexpr int64_t D = 256;

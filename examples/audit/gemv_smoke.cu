@@ -2,7 +2,6 @@
 // its contract, compared with the host reference. Rows tuned for one large shape (M x K up to a few
 // 10^9 elements) keep the run short: W is filled from a pool of random values by an index hash, and the
 // reference is computed for at most ~1024 output rows spread over M (the last one included).
-#pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -10,13 +9,14 @@
 #include <vector>
 
 #include "audit/device_copy.hpp"
+#include "audit/smoke.hpp"
 #include "dcukern/gemv.hpp"
 #include "dcukern/ref/gemv.hpp"
 
 namespace dcukern::smoke {
 
 // Returns the number of failed rows; prints one Markdown table row per enabled row.
-inline int gemv_smoke(const TargetInfo& target) {
+int gemv_smoke(const TargetInfo& target) {
   std::printf("\n### gemv smoke run\n\n| row | problem | max error / tolerance | result |\n|---|---|---|---|\n");
   int failures = 0;
   std::mt19937 rng(1);

@@ -2,7 +2,6 @@
 // problem a hybrid model brings (page size 544, 6 query heads per KV head, head_dim 128, bf16, contexts
 // 0, 1 and 1500 with their pages scattered through the pool, LSE out), with its workspace where it needs
 // one, compared with the host reference (o within 1.6e-2 relative, LSE within 1e-3).
-#pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,13 +11,14 @@
 #include "audit/compare.hpp"
 #include "audit/device_copy.hpp"
 #include "audit/random_bf16.hpp"
+#include "audit/smoke.hpp"
 #include "dcukern/attention.hpp"
 #include "dcukern/ref/attention.hpp"
 
 namespace dcukern::smoke {
 
 // Returns the number of failed rows; prints one Markdown table row per enabled row.
-inline int attention_smoke(const TargetInfo& target) {
+int attention_smoke(const TargetInfo& target) {
   std::printf("\n### attention smoke run\n\n| row | problem | max error / tolerance | result |\n|---|---|---|---|\n");
   constexpr int B = 3, HQ = 6, HKV = 1, D = 128, PS = 544, MP = 3;
   const std::vector<int32_t> lens = {0, 1, 1500};

@@ -9,7 +9,6 @@
 // are the hard checks only: the frequencies are the device tests' business (tests/device/). V = 40000 takes
 // the split rows through several tiles a row (16-element tiles: 5; where the device has clusters, bf16 rows
 // of 3 tiles of 64 elements as one cluster).
-#pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "audit/device_copy.hpp"
+#include "audit/smoke.hpp"
 #include "dcukern/ref/gemv.hpp"
 #include "dcukern/ref/sampling.hpp"
 #include "dcukern/ref/sampling_transforms.hpp"
@@ -84,7 +84,7 @@ struct SamplingProblem {
 };
 
 // Returns the number of failed rows; prints one Markdown table row per enabled row.
-inline int sampling_smoke(const TargetInfo& target) {
+int sampling_smoke(const TargetInfo& target) {
   std::printf("\n### sampling smoke run\n\n| row | problem | draws outside the allowed set | result |\n"
               "|---|---|---|---|\n");
   const SamplingProblem pr;
