@@ -160,6 +160,13 @@ int run_and_check(const AttnConfig& c, std::mt19937_64& rng, const AttentionPlan
     REQUIRE(s.ok());
     check_against_reference(pr, what);
   }
+  // Every configuration here is a valid call, and attention.row takes every valid call: a call that no row
+  // ran would check nothing (validation rejecting it, say), so it fails.
+  AttentionCall call;
+  const Status valid = validate_attention(pr.params(), &call);
+  INFO(describe(c, "any row") << ": " << valid.to_string());
+  CHECK(valid.ok());
+  CHECK(ran >= 1);
   return ran;
 }
 
@@ -395,6 +402,15 @@ TEST_CASE("attention: split plans (automatic, forced, fixed chunks) agree with t
   plans[3].fixed_chunk_size = 64;
   plans[4].fixed_chunk_size = 1000;
   check_split_plans(c, plans, rng);
+  // Without ALiBi (whose slopes leave keys far back with almost no weight: a chunk of them read wrong
+  // would hardly move o), so that every chunk of the long context carries its share of the mass.
+  AttnConfig flat = c;
+  flat.alibi = false, flat.sinks = false;
+  flat.ctx = {1, 65, quick_mode() ? 3000 : 20000};
+  std::vector<AttentionPlanOptions> flat_plans(3);
+  flat_plans[1].force_split = true;
+  flat_plans[2].fixed_chunk_size = 1000;  // chunks that end mid-page (64-key pages)
+  check_split_plans(flat, flat_plans, rng);
   // head_dim 256 (the pipelined row's head split over two warps) with chunks of 1008 keys, whole 16-key
   // groups but not 64-key ones (kAttnFineChunkGranule: its automatic plans at one block a CU).
   AttnConfig wide;

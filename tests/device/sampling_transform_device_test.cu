@@ -3,8 +3,10 @@
 //  - every transform, every input dtype, V in {1000, 4099 (odd: scalar loads), 151936}, B = 12 distinct
 //    rows with per-row parameters from device arrays (temperature 0 / 0.5 / 1 / 2; k 0 / 1 / 20 / 1000 /
 //    V + 1; p 0.5 / 0.9 / 0.99 / 1): the kept set is exact (masked logits bit for bit), values within
-//    1e-4 relative (fp32 sums over up to 151936 terms); rows whose top-p boundary is within 2e-5 of
-//    the mass are skipped (knife edge: the device reads probabilities as log2(p), ~1e-5 per element);
+//    1e-4 relative (fp32 sums over up to 151936 terms); a row whose top-p boundary is within 2e-5 of
+//    the mass (knife edge: the device reads probabilities as log2(p), ~1e-5 per element) is checked
+//    against the nearest of the reference's set and the sets one element larger or smaller;
+//  - in place (out the same view as in): the bits of the out-of-place call;
 //  - invalid rows (NaN, all -inf, negative probability, zero row) flag valid = 0 and write the fill;
 //  - graph replay gives the bits of an eager call; a rejected call writes nothing.
 #include <algorithm>
@@ -122,7 +124,7 @@ ref::TransformedRow reference(RowTransform t, const std::vector<float>& x, const
 }
 
 // Elements of a device row outside `want`'s kept set (or inside it where want drops them), and kept
-// values off by more than 1e-4 relative.
+// values off by more than 1e-4 relative or not a number (the outputs start as 0x7f bytes: a NaN in f16).
 struct RowErrors {
   int64_t set = 0, values = 0;
   bool operator<(const RowErrors& o) const { return set + values < o.set + o.values; }
@@ -132,7 +134,7 @@ RowErrors row_errors(const std::vector<double>& got, const std::vector<double>& 
   for (size_t i = 0; i < want.size(); ++i) {
     const double g = got[i], w = want[i];
     if ((g == 0.0) != (w == 0.0) || (std::isinf(g) != std::isinf(w))) ++e.set;
-    else if (std::isfinite(w) && std::fabs(g - w) > 1e-4 * std::fabs(w) + 1e-12) ++e.values;
+    else if (std::isfinite(w) && !(std::fabs(g - w) <= 1e-4 * std::fabs(w) + 1e-12)) ++e.values;
   }
   return e;
 }
@@ -240,6 +242,52 @@ TEST_CASE("row transforms: invalid rows are flagged and filled") {
       CHECK(wrong == 0);
     }
   }
+}
+
+TEST_CASE("row transforms in place (out the same view as in) give the bits of the out-of-place call") {
+  struct Case {
+    RowTransform t;
+    DType dt;
+  };
+  const Case cases[] = {{RowTransform::softmax, DType::f32},            {RowTransform::top_k_mask_logits, DType::f32},
+                        {RowTransform::top_k_mask_logits, DType::bf16}, {RowTransform::top_k_renorm_probs, DType::f32},
+                        {RowTransform::top_p_renorm_probs, DType::f32}};
+  for (const Case& cs : cases)
+    for (bool vec : {true, false}) {
+      const int64_t v = vec ? 4096 : 4099, pad = vec ? 0 : 3;  // the scalar row: odd V, padded rows
+      const RowParams rp(v);
+      const bool on_probs = cs.t == RowTransform::top_k_renorm_probs || cs.t == RowTransform::top_p_renorm_probs;
+      const Rows in(cs.dt, on_probs ? random_probs(v, 31) : random_logits(v, 32), pad);
+      const char* row = rows_for(in, vec);
+      INFO(std::string(row_transform_name(cs.t)) << " " << std::string(dtype_name(cs.dt)) << " " << std::string(row));
+      const std::vector<uint8_t> before = in.d.download();
+      DeviceBuffer<uint8_t> apart(before.size()), inplace(before.size());
+      apart.upload(before);  // (its padding as the input's: the call writes none)
+      inplace.upload(before);
+      DeviceBuffer<uint8_t> valid_apart(size_t(in.b)), valid_inplace(size_t(in.b));
+      RowTransformParams p;
+      p.temperature.device = rp.dt.get();
+      p.top_k.device = rp.dk.get();
+      p.top_p.device = rp.dp.get();
+      Overrides::instance().force(row);
+      p.in = in.matrix();
+      p.out = {apart.get(), cs.dt, in.b, v, in.ld};
+      p.valid = valid_apart.get();
+      const Status s_apart = row_transform(cs.t, p, nullptr, RowOptions{row});
+      p.in = {inplace.get(), cs.dt, in.b, v, in.ld};
+      p.out = {inplace.get(), cs.dt, in.b, v, in.ld};
+      p.valid = valid_inplace.get();
+      const Status s_inplace = row_transform(cs.t, p, nullptr, RowOptions{row});
+      Overrides::instance().unforce(row);
+      INFO(s_apart.to_string() << " / " << s_inplace.to_string());
+      REQUIRE(s_apart.ok());
+      REQUIRE(s_inplace.ok());
+      test::device_synchronize();
+      const auto got = inplace.download(), want = apart.download();
+      CHECK(got == want);
+      CHECK(got != before);  // (the call wrote its rows)
+      CHECK(valid_inplace.download() == valid_apart.download());
+    }
 }
 
 TEST_CASE("row transforms: graph replay gives the eager bits; a rejected call writes nothing") {

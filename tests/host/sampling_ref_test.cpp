@@ -5,6 +5,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,36 @@ TEST_CASE("chi-square helpers: a perfect sample passes, a biased one fails") {
   c = ref::chi_square(tail, {50, 47, 3}, 100);
   CHECK(c.dof == 1);
   CHECK(c.statistic == doctest::Approx(0.0));
+}
+
+TEST_CASE("chi-square by index group: 5 % too many draws in one tile of a flat row fail it, not the per-token test") {
+  // 1M draws (a fixed seed) from a flat row of V = 151936, about 6.6 a token: fair, then with tokens
+  // [8192, 16384) (one 8192-element tile) 5 % too likely and the others less so to match.
+  const int64_t v = 151936, n = 1000000;
+  const auto d = ref::filtered_distribution(std::vector<float>(size_t(v), 0.0f), row_params(1.0));
+  REQUIRE(d.tokens.size() == size_t(v));
+  auto sample = [&](double tile_bias) {
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    const double tile_mass = 8192.0 / double(v) * (1.0 + tile_bias);
+    std::vector<int64_t> counts(size_t(v), 0);
+    for (int64_t i = 0; i < n; ++i) {
+      const bool in_tile = u(rng) < tile_mass;
+      const int64_t t = in_tile ? 8192 + int64_t(u(rng) * 8192.0) : int64_t(u(rng) * double(v - 8192));
+      ++counts[size_t(in_tile || t < 8192 ? t : t + 8192)];
+    }
+    return counts;
+  };
+  const auto fair = sample(0.0), biased = sample(0.05);
+  const auto g_fair = ref::chi_square_by_index_group(d, fair, n, 4096);
+  const auto g_biased = ref::chi_square_by_index_group(d, biased, n, 4096);
+  const auto t_fair = ref::chi_square(d, fair, n), t_biased = ref::chi_square(d, biased, n);
+  CHECK(g_fair.dof == 37);  // 38 groups (the last of 384 tokens)
+  CHECK(g_fair.statistic < ref::chi_square_bound(g_fair.dof, 5.199));
+  CHECK(t_fair.statistic < ref::chi_square_bound(t_fair.dof, 5.199));
+  CHECK(g_biased.statistic > ref::chi_square_bound(g_biased.dof, 5.199));
+  CHECK(t_biased.statistic < ref::chi_square_bound(t_biased.dof, 5.199));  // what the group statistic adds
+  CHECK(g_biased.outside == 0);
 }
 
 namespace {

@@ -142,6 +142,31 @@ inline ChiSquare chi_square(const FilteredDistribution& d, const std::vector<int
   return r;
 }
 
+// The same statistic over groups of `group` consecutive token indices (the kept tokens of [0, group),
+// [group, 2 group), ...; groups of expected count below `min_expected` merged with the next): few bins,
+// so it sees a bias shared by a range of indices (a tile of a split kernel drawn too often, say) that
+// the per-token statistic, with one bin a token on a flat row, spreads over ~V degrees of freedom.
+inline ChiSquare chi_square_by_index_group(const FilteredDistribution& d, const std::vector<int64_t>& counts_by_token,
+                                           int64_t draws, int64_t group, double min_expected = 5.0) {
+  const int64_t v = int64_t(counts_by_token.size());
+  std::vector<double> obs(size_t((v + group - 1) / group), 0.0), exp(obs.size(), 0.0);
+  for (size_t j = 0; j < d.tokens.size(); ++j) {
+    obs[size_t(d.tokens[j] / group)] += double(counts_by_token[d.tokens[j]]);
+    exp[size_t(d.tokens[j] / group)] += d.probs[j] * double(draws);
+  }
+  FilteredDistribution groups;  // one pseudo-token a group, in index order: chi_square merges small ones
+  std::vector<int64_t> group_counts(obs.size(), 0);
+  for (size_t g = 0; g < obs.size(); ++g) {
+    if (exp[g] == 0.0) continue;
+    groups.tokens.push_back(int64_t(g));
+    groups.probs.push_back(exp[g] / double(draws));
+    group_counts[g] = int64_t(obs[g]);
+  }
+  ChiSquare r = chi_square(groups, group_counts, draws, min_expected);
+  r.outside = 0;  // (chi_square of the tokens counts those)
+  return r;
+}
+
 // Upper quantile of the chi-square distribution with `dof` degrees of freedom at tail probability
 // alpha (Wilson-Hilferty), used as the acceptance bound of the statistical tests.
 inline double chi_square_bound(int dof, double z_alpha) {
