@@ -8,8 +8,9 @@
 //    stays near 1e-4 or below; and no draw may fall outside the kept set (a hard check).
 //  - small V (32, 257, 1000) under every filter combination; V = 151936 concentrated and flat.
 //  - greedy = argmax (lowest index on ties); invalid rows; k > V; V of odd sizes up to 262144, B = 1024;
-//    per-row device parameters; same seed -> same bits; offsets -> independent streams; graph replay
-//    advances the device offset; a rejected call writes nothing; rows whose largest logit is not above 0.
+//    per-row device parameters (each row's draws against its own parameters' distribution); same seed ->
+//    same bits; offsets -> independent streams; graph replay advances the device offset; a rejected call
+//    writes nothing; rows whose largest logit is not above 0.
 //  - rows without a filter on the unfiltered row (sampling.unfiltered.vec): small V, V = 151936, ties at a
 //    tiny temperature and between +inf logits, seeds, greedy and invalid rows, graph replay.
 //  - rows whose only filter is top-p on the top-p row (sampling.top_p.vec): small V, V = 151936, B = 1 / 32 /
@@ -419,6 +420,60 @@ TEST_CASE("small vocabularies: draws follow the exact filtered distribution unde
   rp.top_p = 0.9;
   const Batch lb(DType::f32, logits_for(DType::f32, 1000, 2.0, rp, 7), quick_mode() ? 64 : 1024);
   check_distribution(lb, rp, "sampling.block");
+}
+
+TEST_CASE("per-row parameters from device arrays: each row's draws follow its own row's distribution") {
+  // Two parameter sets on alternate rows (every parameter a device array), their draws counted apart: a
+  // row that took its neighbour's parameters, or the batch's first, would draw from the other set's
+  // distribution (both sets keep most of the same tokens, so membership alone would not see it).
+  const int64_t v = 1000, b = quick_mode() ? 64 : 1024;
+  for (DType dt : {DType::f32, DType::bf16}) {
+    const ref::SamplingRowParams base = ref::row_params(1.0, 0, 1.0, 0.0);
+    const Batch probe(dt, logits_for(dt, v, 2.0, base, 77), b);
+    const ref::SamplingRowParams sets[2] = {away_from_edges(probe.row, ref::row_params(0.5, 50, 0.9, 0.0)),
+                                            away_from_edges(probe.row, ref::row_params(2.0, 0, 0.95, 0.01))};
+    std::vector<float> ts(b), ps(b), mps(b);
+    std::vector<int32_t> ks(b);
+    for (int64_t r = 0; r < b; ++r) {
+      const ref::SamplingRowParams& rp = sets[r % 2];
+      ts[r] = float(rp.temperature), ps[r] = float(rp.top_p), mps[r] = float(rp.min_p), ks[r] = int32_t(rp.top_k);
+    }
+    DeviceBuffer<float> dt_(b), dp(b), dmp(b);
+    DeviceBuffer<int32_t> dk(b);
+    dt_.upload(ts), dp.upload(ps), dmp.upload(mps), dk.upload(ks);
+    std::vector<const char*> rows = workspace_rows(probe);
+    rows.push_back(kAutoRow);
+    for (const char* row : rows) {
+      const int calls = quick_mode() ? 2 : int(std::max<int64_t>(1, test::draws_per_check() / b));
+      DeviceBuffer<int32_t> tok(size_t(b) * calls);
+      Workspace ws(workspace_bytes(probe));
+      for (int c = 0; c < calls; ++c) {
+        SamplingParams p = make_params(probe, tok.get() + size_t(c) * b, base);
+        p.temperature.device = dt_.get(), p.top_k.device = dk.get(), p.top_p.device = dp.get();
+        p.min_p.device = dmp.get();
+        p.offset = uint64_t(c);
+        REQUIRE(ws.sample(p, nullptr, row).ok());
+      }
+      test::device_synchronize();
+      const auto t = tok.download();
+      std::vector<int64_t> counts[2] = {std::vector<int64_t>(v, 0), std::vector<int64_t>(v, 0)};
+      int64_t bad = 0;
+      for (size_t i = 0; i < t.size(); ++i) {
+        if (t[i] < 0 || t[i] >= v) ++bad;
+        else ++counts[int64_t(i) % b % 2][t[i]];
+      }
+      REQUIRE(bad == 0);
+      for (int set = 0; set < 2; ++set) {
+        const auto d = ref::filtered_distribution(probe.row, sets[set]);
+        const auto c = ref::chi_square(d, counts[set], int64_t(t.size()) / 2);
+        INFO(std::string(dtype_name(dt)) << " row=" << std::string(row ? row : "auto") << " set " << set << " "
+                                         << describe(sets[set]) << " chi2=" << c.statistic << " dof=" << c.dof
+                                         << " bound=" << ref::chi_square_bound(c.dof, kZ));
+        CHECK(c.outside == 0);
+        if (!quick_mode()) CHECK(c.statistic < ref::chi_square_bound(c.dof, kZ));
+      }
+    }
+  }
 }
 
 TEST_CASE("V = 151936: concentrated and flat distributions") {
