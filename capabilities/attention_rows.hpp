@@ -28,8 +28,8 @@ constexpr DTypeMask kHalfs = dtypes(DType::f16, DType::bf16);
 constexpr DTypeMask kKv = dtypes(DType::f16, DType::bf16, DType::fp8_e4m3);
 constexpr const char* kEvidence =
     "tests/device/attention_device_test.cu (sm_90, H200, 44d1289, 9f65660, 5efb943, 8820378, e27175a, 091deab, "
-    "794956c, cb8d9ba, 0f69a9e, 7911277, 4cb433f, 4033bc0); "
-    "capabilities/evidence/attention-sm_90.json; "
+    "794956c, cb8d9ba, 0f69a9e, 7911277, 4cb433f, 4033bc0, 57d97e6); "
+    "capabilities/evidence/attention-sm_90.json, attention-sm_90-d5dc319.json; "
     "AMD / Hygon: compile only (portable HIP, no target instruction)";
 constexpr AttentionContract any_call(bool workspace, bool vec8 = false) {
   AttentionContract c{};

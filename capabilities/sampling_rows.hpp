@@ -24,7 +24,8 @@ constexpr SamplingContract split(SamplingContract c) {
 }
 constexpr Semantics kSplitSemantics{true, true, false};
 constexpr const char* kSplitEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at 13beda6); capabilities/evidence/sampling-sm_90.json "
+    "tests/device/sampling_device_test.cu (sm_90, H200, at 13beda6 and 57d97e6); "
+    "capabilities/evidence/sampling-sm_90-d5dc319.json (the current kernels on the H200), sampling-sm_90.json "
     "(below 64 rows; sampling-sm_90-d5c2793.json at every batch; the fp32 rows' threshold sample, fine buckets "
     "and 40-element tiles on an H100: sampling-sm_90-fp32-f1fb3c3.json); AMD: compile only";
 constexpr const char* kEvidence =
@@ -38,8 +39,8 @@ constexpr const char* kEvidence =
 // row spreads it over several.
 constexpr int64_t kStreamBatchMin = 64;
 constexpr const char* kStreamEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at 13beda6); capabilities/evidence/sampling-sm_90.json "
-    "(at 13beda6); AMD: compile only";
+    "tests/device/sampling_device_test.cu (sm_90, H200, at 13beda6 and 57d97e6); "
+    "capabilities/evidence/sampling-sm_90.json (at 13beda6), sampling-sm_90-d5dc319.json; AMD: compile only";
 // Rows without a filter (engines' default parameters): before the rows above, which run the one-block
 // algorithm over such rows after their tiles' pass.
 // Measured against the rows automatic selection took before it (no filter, temperature 1): 0.08-0.61x the
@@ -120,8 +121,8 @@ inline constexpr SamplingRow kSamplingRows[] = {
      SamplingKernel::stream_vec, "sampling_stream_kernel<"},
     {"sampling.split.vec",
      "top-k rows: one block per tile of the row (8192 elements; from 32 rows bf16 32768, fp16 16384, fp32 "
-     "16384 up to 63; bf16 32768 below 32 rows where a row is then a cluster of 2-8 tiles), "
-     "16-byte loads, lists its elements at or above a cut: below 64 rows for k <= 128 (k * tiles <= 1024) "
+     "16384 up to 63, or 20480 where that puts the batch's tiles in one round; bf16 32768 below 32 rows "
+     "where a row is then a cluster of 2-8 tiles), 16-byte loads, lists its elements at or above a cut: below 64 rows for k <= 128 (k * tiles <= 1024) "
      "the tile's own (no threshold kernel when k is one value for the batch), else a value-bin threshold "
      "from an eighth of the row (one block per row); the row's last block gathers the lists and draws (the "
      "logits read once; on sm_90, bf16 rows of 2-8 tiles whose clusters all fit at once: the row's tiles "
