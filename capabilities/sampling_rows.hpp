@@ -122,7 +122,8 @@ inline constexpr SamplingRow kSamplingRows[] = {
     {"sampling.split.vec",
      "top-k rows: one block per tile of the row (8192 elements; from 32 rows bf16 32768, fp16 16384, fp32 "
      "16384 up to 63, or 20480 where that puts the batch's tiles in one round; bf16 32768 below 32 rows "
-     "where a row is then a cluster of 2-8 tiles), 16-byte loads, lists its elements at or above a cut: below 64 rows for k <= 128 (k * tiles <= 1024) "
+     "where a row is then a cluster of 2-8 tiles), 16-byte loads, lists its elements at or above a cut: "
+     "below 64 rows for k <= 128 (k * tiles <= 1024) "
      "the tile's own (no threshold kernel when k is one value for the batch), else a value-bin threshold "
      "from an eighth of the row (one block per row); the row's last block gathers the lists and draws (the "
      "logits read once; on sm_90, bf16 rows of 2-8 tiles whose clusters all fit at once: the row's tiles "
