@@ -736,7 +736,12 @@ TEST_CASE("conv1d: graph replay gives the bits of eager runs; a rejected call wr
     CHECK(std::all_of(y.begin(), y.end(), [](uint8_t v) { return v == 0xFF; }));
     CHECK(pr.pool.download() == pr.pool0);
   }
+  // A padded weight (row stride 5 > width 4) in a buffer of its own: a valid call, but not the vector row's contract.
+  DeviceBuffer<uint8_t> padded_weight(size_t(pr.dim) * 5 * dtype_bytes(pr.act));
   Conv1dParams p = pr.params(true);
-  p.weight.row_stride = 5;  // valid, but not the vector row's contract
+  p.weight.data = padded_weight.get();
+  p.weight.row_stride = 5;
+  const capabilities::Conv1dRow* generic = nullptr;
+  CHECK(check_conv1d_row(p, device_target(), "conv1d.generic", &generic).ok());
   CHECK(conv1d_update(p, nullptr, GdnOptions{"conv1d.vec8"}).code() == StatusCode::unsupported);
 }
