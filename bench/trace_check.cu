@@ -1,8 +1,8 @@
 // Compile check of the phase trace (platform/trace.hpp), CUDA: one instance of every traced kernel (the
 // attention tensor-core and merge kernels, the sampling split and threshold kernels) and the harness's
 // trace code (graph_time_us's traced replay, write_trace), built with DCUKERN_TRACE=1 (the target
-// trace_check, bench/CMakeLists.txt). CI builds this object instead of the traced benchmarks, which hold
-// many more instances; those: cmake -DDCUKERN_TRACE=ON -DDCUKERN_BUILD_BENCH=ON.
+// trace_check, bench/CMakeLists.txt; DCUKERN_TEST_TRACE=1 tools/test.sh builds it): cheaper than the traced
+// benchmarks, which hold many more instances; those: cmake -DDCUKERN_TRACE=ON -DDCUKERN_BUILD_BENCH=ON.
 #include "dcukern/attention.hpp"
 #include "dcukern/sampling.hpp"
 #include "harness.hpp"

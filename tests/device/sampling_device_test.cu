@@ -166,29 +166,40 @@ SamplingParams make_params(const Batch& lb, int32_t* tokens, const ref::Sampling
   return p;
 }
 
-// Token counts over `calls` calls (offset = call number) of the whole batch.
-std::vector<int64_t> draw_counts(const Batch& lb, const ref::SamplingRowParams& rp, int calls, const char* row,
-                                 int64_t* draws) {
+// Draws of `calls` calls (offset = call number) of the whole batch, counted by token apart for each of `classes`
+// row classes (row r in class r % classes); each class holds draws_per_class draws. `edit` may change each call's
+// parameters (e.g. to per-row device arrays).
+struct DrawCounts {
+  std::vector<std::vector<int64_t>> by_class;
+  int64_t draws_per_class = 0;
+};
+template <class Edit>
+DrawCounts draw_counts(const Batch& lb, const ref::SamplingRowParams& rp, const char* row, int classes, Edit edit) {
+  const int calls = quick_mode() ? 2 : int(std::max<int64_t>(1, test::draws_per_check() / lb.b));
   DeviceBuffer<int32_t> tok(size_t(lb.b) * calls);
   Workspace ws(workspace_bytes(lb));
   for (int c = 0; c < calls; ++c) {
     SamplingParams p = make_params(lb, tok.get() + size_t(c) * lb.b, rp);
     p.offset = uint64_t(c);
+    edit(p);
     const Status s = ws.sample(p, nullptr, row);
     INFO(s.to_string());
     REQUIRE(s.ok());
   }
   test::device_synchronize();
   const auto t = tok.download();
-  std::vector<int64_t> counts(lb.v, 0);
+  DrawCounts out{std::vector<std::vector<int64_t>>(size_t(classes), std::vector<int64_t>(lb.v, 0)),
+                 int64_t(t.size()) / classes};
   int64_t bad = 0;
-  for (int32_t x : t) {
-    if (x < 0 || x >= lb.v) ++bad;
-    else ++counts[x];
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] < 0 || t[i] >= lb.v) ++bad;
+    else ++out.by_class[size_t(int64_t(i) % lb.b % classes)][size_t(t[i])];
   }
-  CHECK(bad == 0);
-  *draws = int64_t(t.size());
-  return counts;
+  REQUIRE(bad == 0);
+  return out;
+}
+DrawCounts draw_counts(const Batch& lb, const ref::SamplingRowParams& rp, const char* row) {
+  return draw_counts(lb, rp, row, 1, [](SamplingParams&) {});
 }
 
 std::string describe(const ref::SamplingRowParams& rp) {
@@ -196,38 +207,45 @@ std::string describe(const ref::SamplingRowParams& rp) {
          " min_p=" + std::to_string(rp.min_p);
 }
 
-// Draws match the reference distribution (chi-square) and stay inside the kept set.
+// Token counts (`draws` in all) against the distribution d: no draw outside the kept set (a hard check); outside
+// quick mode, the chi-square per token and, where more than 4096 tokens are kept, over groups of 4096 consecutive
+// indices (a split row's tiles are multiples of 4096 elements). Returns whether the per-token statistic passed.
+bool check_counts(const ref::FilteredDistribution& d, const std::vector<int64_t>& counts, int64_t draws) {
+  const auto c = ref::chi_square(d, counts, draws);
+  const auto g = ref::chi_square_by_index_group(d, counts, draws, 4096);
+  INFO("kept=" << d.tokens.size() << " chi2=" << c.statistic << " dof=" << c.dof
+               << " bound=" << ref::chi_square_bound(c.dof, kZ) << "; by index group: chi2=" << g.statistic
+               << " dof=" << g.dof << " bound=" << ref::chi_square_bound(g.dof, kZ));
+  CHECK(c.outside == 0);
+  if (quick_mode()) return true;
+  if (d.tokens.size() > 4096) CHECK(g.statistic < ref::chi_square_bound(g.dof, kZ));
+  const bool fits = c.statistic < ref::chi_square_bound(c.dof, kZ);
+  CHECK(fits);
+  return fits;
+}
+
+// Draws match the reference distribution (check_counts); on a failure, the tokens that deviate most.
 void check_distribution(const Batch& lb, const ref::SamplingRowParams& rp, const char* row = nullptr) {
   const auto d = ref::filtered_distribution(lb.row, rp);
   REQUIRE(d.valid);
-  const int calls = quick_mode() ? 2 : int(std::max<int64_t>(1, test::draws_per_check() / lb.b));
-  int64_t draws = 0;
-  const auto counts = draw_counts(lb, rp, calls, row, &draws);
-  const auto c = ref::chi_square(d, counts, draws);
+  const DrawCounts drawn = draw_counts(lb, rp, row);
+  const std::vector<int64_t>& counts = drawn.by_class[0];
   // (std::string: doctest prints a bare const char* as a pointer)
-  INFO(std::string(dtype_name(lb.dt)) << " V=" << lb.v << " " << describe(rp) << " row="
-                                      << std::string(row ? row : "auto") << " kept=" << d.tokens.size()
-                                      << " chi2=" << c.statistic << " dof=" << c.dof
-                                      << " bound=" << ref::chi_square_bound(c.dof, kZ));
-  CHECK(c.outside == 0);
-  // Over groups of 4096 consecutive indices too (a split row's tiles are multiples of 4096 elements).
-  const auto g = ref::chi_square_by_index_group(d, counts, draws, 4096);
-  INFO("by index group: chi2=" << g.statistic << " dof=" << g.dof << " bound=" << ref::chi_square_bound(g.dof, kZ));
-  if (!quick_mode() && d.tokens.size() > 4096) CHECK(g.statistic < ref::chi_square_bound(g.dof, kZ));
-  if (quick_mode() || c.statistic < ref::chi_square_bound(c.dof, kZ)) return;
-  // A failure: the tokens that deviate most (expected >= 5), to tell a bias from noise.
+  INFO(std::string(dtype_name(lb.dt)) << " V=" << lb.v << " " << describe(rp)
+                                      << " row=" << std::string(row ? row : "auto"));
+  if (check_counts(d, counts, drawn.draws_per_class)) return;
+  // The tokens that deviate most (expected >= 5), to tell a bias from noise.
   std::vector<std::pair<double, size_t>> worst;
   for (size_t j = 0; j < d.tokens.size(); ++j) {
-    const double e = d.probs[j] * double(draws), o = double(counts[d.tokens[j]]);
+    const double e = d.probs[j] * double(drawn.draws_per_class), o = double(counts[d.tokens[j]]);
     if (e >= 5.0) worst.push_back({(o - e) * (o - e) / e, j});
   }
   std::sort(worst.rbegin(), worst.rend());
   for (size_t w = 0; w < worst.size() && w < 6; ++w) {
     const size_t j = worst[w].second;
     MESSAGE("token " << d.tokens[j] << " (rank " << j << ", logit " << lb.row[d.tokens[j]] << "): observed "
-                     << counts[d.tokens[j]] << ", expected " << d.probs[j] * double(draws));
+                     << counts[d.tokens[j]] << ", expected " << d.probs[j] * double(drawn.draws_per_class));
   }
-  CHECK(c.statistic < ref::chi_square_bound(c.dof, kZ));
 }
 
 // Same seed and offset give the same bits; other offsets, and other rows of one call, independent draws:
@@ -444,33 +462,15 @@ TEST_CASE("per-row parameters from device arrays: each row's draws follow its ow
     std::vector<const char*> rows = workspace_rows(probe);
     rows.push_back(kAutoRow);
     for (const char* row : rows) {
-      const int calls = quick_mode() ? 2 : int(std::max<int64_t>(1, test::draws_per_check() / b));
-      DeviceBuffer<int32_t> tok(size_t(b) * calls);
-      Workspace ws(workspace_bytes(probe));
-      for (int c = 0; c < calls; ++c) {
-        SamplingParams p = make_params(probe, tok.get() + size_t(c) * b, base);
+      const DrawCounts drawn = draw_counts(probe, base, row, 2, [&](SamplingParams& p) {
         p.temperature.device = dt_.get(), p.top_k.device = dk.get(), p.top_p.device = dp.get();
         p.min_p.device = dmp.get();
-        p.offset = uint64_t(c);
-        REQUIRE(ws.sample(p, nullptr, row).ok());
-      }
-      test::device_synchronize();
-      const auto t = tok.download();
-      std::vector<int64_t> counts[2] = {std::vector<int64_t>(v, 0), std::vector<int64_t>(v, 0)};
-      int64_t bad = 0;
-      for (size_t i = 0; i < t.size(); ++i) {
-        if (t[i] < 0 || t[i] >= v) ++bad;
-        else ++counts[int64_t(i) % b % 2][t[i]];
-      }
-      REQUIRE(bad == 0);
+      });
       for (int set = 0; set < 2; ++set) {
-        const auto d = ref::filtered_distribution(probe.row, sets[set]);
-        const auto c = ref::chi_square(d, counts[set], int64_t(t.size()) / 2);
         INFO(std::string(dtype_name(dt)) << " row=" << std::string(row ? row : "auto") << " set " << set << " "
-                                         << describe(sets[set]) << " chi2=" << c.statistic << " dof=" << c.dof
-                                         << " bound=" << ref::chi_square_bound(c.dof, kZ));
-        CHECK(c.outside == 0);
-        if (!quick_mode()) CHECK(c.statistic < ref::chi_square_bound(c.dof, kZ));
+                                         << describe(sets[set]));
+        check_counts(ref::filtered_distribution(probe.row, sets[set]), drawn.by_class[size_t(set)],
+                     drawn.draws_per_class);
       }
     }
   }

@@ -77,22 +77,32 @@ struct RowParams {
   }
 };
 
+// The transforms that read probabilities (the others read logits).
+bool takes_probs(RowTransform t) {
+  return t == RowTransform::top_k_renorm_probs || t == RowTransform::top_p_renorm_probs;
+}
+
+// Transform t of `in` into `out` (flags into `valid`), rp's per-row device parameters, the row `row` forced.
+Status transform_forced(RowTransform t, ConstMatrix in, Matrix out, uint8_t* valid, const RowParams& rp,
+                        const char* row) {
+  RowTransformParams p;
+  p.in = in;
+  p.out = out;
+  p.valid = valid;
+  p.temperature.device = rp.dt.get();
+  p.top_k.device = rp.dk.get();
+  p.top_p.device = rp.dp.get();
+  const ScopedForce forced(row);
+  return row_transform(t, p, nullptr, RowOptions{row});
+}
+
 // Runs transform t with row `row` forced; returns the output as doubles and the validity flags.
 void run(RowTransform t, const Rows& in, const RowParams& rp, DType out_dt, const char* row,
          std::vector<std::vector<double>>* out, std::vector<uint8_t>* valid) {
   const int eb = dtype_bytes(out_dt);
   DeviceBuffer<uint8_t> o(size_t(in.b * in.v * eb)), ok(size_t(in.b));
   o.fill_bytes(0x7f);
-  RowTransformParams p;
-  p.in = in.matrix();
-  p.out = {o.get(), out_dt, in.b, in.v, in.v};
-  p.valid = ok.get();
-  p.temperature.device = rp.dt.get();
-  p.top_k.device = rp.dk.get();
-  p.top_p.device = rp.dp.get();
-  Overrides::instance().force(row);
-  const Status s = row_transform(t, p, nullptr, RowOptions{row});
-  Overrides::instance().unforce(row);
+  const Status s = transform_forced(t, in.matrix(), {o.get(), out_dt, in.b, in.v, in.v}, ok.get(), rp, row);
   INFO(s.to_string());
   REQUIRE(s.ok());
   test::device_synchronize();
@@ -228,10 +238,9 @@ TEST_CASE("row transforms: invalid rows are flagged and filled") {
   const Rows l(DType::f32, logits, 4), pr(DType::f32, probs, 4);
   for (RowTransform t : {RowTransform::softmax, RowTransform::top_k_mask_logits, RowTransform::top_k_renorm_probs,
                          RowTransform::top_p_renorm_probs}) {
-    const bool on_probs = t == RowTransform::top_k_renorm_probs || t == RowTransform::top_p_renorm_probs;
     std::vector<std::vector<double>> out;
     std::vector<uint8_t> valid;
-    run(t, on_probs ? pr : l, rp, DType::f32, "sampling.transform.block", &out, &valid);
+    run(t, takes_probs(t) ? pr : l, rp, DType::f32, "sampling.transform.block", &out, &valid);
     INFO(std::string(row_transform_name(t)));
     CHECK(valid[0] == 1);
     const double fill = t == RowTransform::top_k_mask_logits ? -inf : 0.0;
@@ -256,8 +265,7 @@ TEST_CASE("row transforms in place (out the same view as in) give the bits of th
     for (bool vec : {true, false}) {
       const int64_t v = vec ? 4096 : 4099, pad = vec ? 0 : 3;  // the scalar row: odd V, padded rows
       const RowParams rp(v);
-      const bool on_probs = cs.t == RowTransform::top_k_renorm_probs || cs.t == RowTransform::top_p_renorm_probs;
-      const Rows in(cs.dt, on_probs ? random_probs(v, 31) : random_logits(v, 32), pad);
+      const Rows in(cs.dt, takes_probs(cs.t) ? random_probs(v, 31) : random_logits(v, 32), pad);
       const char* row = rows_for(in, vec);
       INFO(std::string(row_transform_name(cs.t)) << " " << std::string(dtype_name(cs.dt)) << " " << std::string(row));
       const std::vector<uint8_t> before = in.d.download();
@@ -265,20 +273,11 @@ TEST_CASE("row transforms in place (out the same view as in) give the bits of th
       apart.upload(before);  // (its padding as the input's: the call writes none)
       inplace.upload(before);
       DeviceBuffer<uint8_t> valid_apart(size_t(in.b)), valid_inplace(size_t(in.b));
-      RowTransformParams p;
-      p.temperature.device = rp.dt.get();
-      p.top_k.device = rp.dk.get();
-      p.top_p.device = rp.dp.get();
-      Overrides::instance().force(row);
-      p.in = in.matrix();
-      p.out = {apart.get(), cs.dt, in.b, v, in.ld};
-      p.valid = valid_apart.get();
-      const Status s_apart = row_transform(cs.t, p, nullptr, RowOptions{row});
-      p.in = {inplace.get(), cs.dt, in.b, v, in.ld};
-      p.out = {inplace.get(), cs.dt, in.b, v, in.ld};
-      p.valid = valid_inplace.get();
-      const Status s_inplace = row_transform(cs.t, p, nullptr, RowOptions{row});
-      Overrides::instance().unforce(row);
+      const Status s_apart =
+          transform_forced(cs.t, in.matrix(), {apart.get(), cs.dt, in.b, v, in.ld}, valid_apart.get(), rp, row);
+      const Matrix same{inplace.get(), cs.dt, in.b, v, in.ld};
+      const Status s_inplace =
+          transform_forced(cs.t, {same.data, cs.dt, in.b, v, in.ld}, same, valid_inplace.get(), rp, row);
       INFO(s_apart.to_string() << " / " << s_inplace.to_string());
       REQUIRE(s_apart.ok());
       REQUIRE(s_inplace.ok());
