@@ -6,6 +6,7 @@
 // elements; graph capture + replay; rejected calls write nothing. DCUKERN_TEST_QUICK=1 runs a smaller set
 // (compute-sanitizer).
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
@@ -88,12 +89,34 @@ Status run(DeviceProblem& pr, const char* id, const AttentionPlanOptions& plan =
 }
 
 double out_tolerance(DType t) { return t == DType::bf16 ? 1.6e-2 : 3e-3; }
+constexpr double kLseTolerance = 1e-4;
+
+// The largest errors this process saw, each as a fraction of its bound, printed at exit (one process per case
+// or the whole suite): how much room the bounds leave, the evidence for setting them.
+struct Worst {
+  double fraction = 0.0;
+  std::string where;
+  void note(double f, const std::string& what) {
+    if (f > fraction) fraction = f, where = what;
+  }
+};
+struct WorstErrors {
+  Worst o, lse;
+  ~WorstErrors() {
+    std::printf("attention: worst error / bound in this run: o %.3g (%s); lse %.3g (%s)\n", o.fraction,
+                o.where.c_str(), lse.fraction, lse.where.c_str());
+  }
+};
+WorstErrors& worst_errors() {
+  static WorstErrors w;
+  return w;
+}
 
 // Device output against the double reference. o: within tol x (|want| + the row's largest |want|), so the
 // bound follows the row's own scale (a long context's output is an average near 0, where a bound of
-// tol x (1 + |want|) let zeros pass); rows without keys must be zeros. LSE: within 1e-4 x (1 + |lse|) (the
-// kernels' fp32 sums are good to about 1e-6; dropping 1 % of a long context's keys moves it by 1e-2), and
-// exactly -inf for rows without keys.
+// tol x (1 + |want|) let zeros pass); rows without keys must be zeros. LSE: within kLseTolerance x (1 + |lse|)
+// (the kernels' fp32 sums are good to about 1e-6; dropping 1 % of a long context's keys moves it by 1e-2), and
+// exactly -inf for rows without keys. The largest fractions of both bounds go to worst_errors().
 void check_against_reference(DeviceProblem& pr, const std::string& what) {
   INFO(what);
   const auto r = ref::attention(pr.h.host_params());
@@ -107,7 +130,9 @@ void check_against_reference(DeviceProblem& pr, const std::string& what) {
     for (int d = 0; d < D; ++d) row_scale = std::max(row_scale, std::fabs(r.o[row * D + d]));
     for (int d = 0; d < D; ++d) {
       const double got = ref::to_float(pr.h.c.qt, o[row * D + d]), want = r.o[row * D + d];
-      if (!(std::fabs(got - want) <= tol * (std::fabs(want) + row_scale) + 1e-7)) {
+      const double bound = tol * (std::fabs(want) + row_scale) + 1e-7;
+      worst_errors().o.note(std::fabs(got - want) / bound, what);
+      if (!(std::fabs(got - want) <= bound)) {
         ++bad;
         INFO("row " << row << " d " << d << " got " << got << " want " << want);
         CHECK(false);
@@ -118,7 +143,11 @@ void check_against_reference(DeviceProblem& pr, const std::string& what) {
       if (std::isinf(r.lse[row])) {
         CHECK(std::isinf(lse[row]));
         CHECK(lse[row] < 0);
-      } else if (!(std::fabs(lse[row] - r.lse[row]) <= 1e-4 * (1.0 + std::fabs(r.lse[row])))) {
+        continue;
+      }
+      const double bound = kLseTolerance * (1.0 + std::fabs(r.lse[row]));
+      worst_errors().lse.note(std::fabs(lse[row] - r.lse[row]) / bound, what);
+      if (!(std::fabs(lse[row] - r.lse[row]) <= bound)) {
         ++bad;
         INFO("row " << row << " lse got " << lse[row] << " want " << r.lse[row]);
         CHECK(false);
