@@ -1,7 +1,7 @@
 // Tests of the simulated device itself (platform/sim/): the index variables over 3-D grids, barriers and
 // their votes, wave shuffles and ballots as the CUDA programming guide defines them, the block reductions
-// and scans built on them, exited threads, launch errors, graph capture and replay, and the aborts on a
-// divergent barrier or a wave operation some lanes never reach (in a child process).
+// and scans built on them, exited threads, launch errors, graph capture and replay, the aborts on a
+// divergent barrier or a wave operation some lanes never reach (in a child process), and where allocations lie.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -219,4 +219,19 @@ TEST_CASE("simulated device: a divergent barrier or a wave operation some lanes 
   CHECK(aborts([&] { (void)launch_plain(divergent_barrier, dim3(1), dim3(64), 0, nullptr, out.d); }));
   CHECK(aborts([&] { (void)launch_plain(partial_shuffle, dim3(1), dim3(64), 0, nullptr, out.d); }));
   CHECK_FALSE(aborts([&] { (void)launch_plain(add_one, dim3(1), dim3(64), 0, nullptr, out.d); }));
+}
+
+TEST_CASE("simulated device: allocations lie one after the other at 256-byte boundaries, the same on every machine") {
+#ifndef DCUKERN_SIM_HEAP_MEMORY
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+  REQUIRE(simMalloc(&a, 1000) == simSuccess);
+  REQUIRE(simMalloc(&b, 256) == simSuccess);
+  REQUIRE(simFree(b) == simSuccess);  // never reused
+  REQUIRE(simMalloc(&c, 1) == simSuccess);
+  CHECK(reinterpret_cast<uintptr_t>(a) % 256 == 0);
+  CHECK(static_cast<char*>(b) == static_cast<char*>(a) + 1024);
+  CHECK(static_cast<char*>(c) == static_cast<char*>(b) + 256);
+  simFree(a);
+  simFree(c);
+#endif
 }

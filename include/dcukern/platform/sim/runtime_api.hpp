@@ -1,6 +1,6 @@
 // The runtime of the simulated device: the subset of the CUDA runtime API that dcukern and its device tests
-// use, spelled sim* (simMalloc, simMemcpy, simStreamBeginCapture, ...). Device memory is host memory;
-// every launch runs to completion before the call returns (sim/engine.hpp), except on a stream that is
+// use, spelled sim* (simMalloc, simMemcpy, simStreamBeginCapture, ...). Device memory is host memory,
+// allocations packed one after the other (sim/memory.hpp); every launch runs to completion before the call returns (sim/engine.hpp), except on a stream that is
 // capturing, where it is recorded into the graph and runs at each simGraphLaunch. One device, ordinal 0,
 // whose facts (platform/runtime.hpp: query_device_facts) come from the environment:
 //   DCUKERN_SIM_ARCH           the architecture name the registry resolves (default sm_90)
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dcukern/platform/sim/device_api.hpp"
+#include "dcukern/platform/sim/memory.hpp"
 
 enum simError_t {
   simSuccess = 0,
@@ -100,11 +101,11 @@ inline simError_t simSetDevice(int d) { return dcukern::sim::record(d == 0 ? sim
 inline simError_t simDeviceSynchronize() { return simSuccess; }
 
 inline simError_t simMalloc(void** p, size_t bytes) {
-  *p = ::operator new(bytes == 0 ? 1 : bytes, std::align_val_t(256), std::nothrow);
+  *p = dcukern::sim::Memory::instance().allocate(bytes);
   return dcukern::sim::record(*p ? simSuccess : simErrorMemoryAllocation);
 }
 inline simError_t simFree(void* p) {
-  if (p) ::operator delete(p, std::align_val_t(256));
+  if (p) dcukern::sim::Memory::instance().release(p);
   return simSuccess;
 }
 inline simError_t simMemcpy(void* dst, const void* src, size_t bytes, simMemcpyKind) {
