@@ -1,7 +1,8 @@
 // The runtime of the simulated device: the subset of the CUDA runtime API that dcukern and its device tests
 // use, spelled sim* (simMalloc, simMemcpy, simStreamBeginCapture, ...). Device memory is host memory,
-// allocations packed one after the other (sim/memory.hpp); every launch runs to completion before the call returns (sim/engine.hpp), except on a stream that is
-// capturing, where it is recorded into the graph and runs at each simGraphLaunch. One device, ordinal 0,
+// allocations packed one after the other (sim/memory.hpp); every launch runs to completion before the call
+// returns (sim/engine.hpp), except on a stream that is capturing, where it is recorded into the graph and runs
+// at each simGraphLaunch. One device, ordinal 0,
 // whose facts (platform/runtime.hpp: query_device_facts) come from the environment:
 //   DCUKERN_SIM_ARCH           the architecture name the registry resolves (default sm_90)
 //   DCUKERN_SIM_COMPUTE_UNITS  the compute-unit count launch plans see (default 132)
