@@ -53,6 +53,8 @@ class Memory {
     if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
     packed_.erase(it);
   }
+  // Whether allocations are packed (else they come from the host heap: see above).
+  bool packing() const { return base_ != nullptr; }
   Memory(const Memory&) = delete;
   Memory& operator=(const Memory&) = delete;
 
