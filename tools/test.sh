@@ -47,7 +47,7 @@ step "CUDA flavour (nvcc, sm_90)"
 if [ -n "$nvcc" ]; then
   if cmake -S "$root" -B "$build/cuda" -DDCUKERN_BACKEND=cuda -DCMAKE_CUDA_COMPILER="$nvcc" \
        -DDCUKERN_BUILD_BENCH=ON >/dev/null &&
-     cmake --build "$build/cuda" -j "$jobs" --target all ${DCUKERN_TEST_TRACE:+trace_check}; then
+     cmake --build "$build/cuda" -j "$jobs" --target all $([ "${DCUKERN_TEST_TRACE:-0}" = 1 ] && echo trace_check); then
     run_ctest "$build/cuda"
   else
     build_failed cuda
