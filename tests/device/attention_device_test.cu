@@ -130,9 +130,9 @@ void check_against_reference(DeviceProblem& pr, const std::string& what) {
     for (int d = 0; d < D; ++d) row_scale = std::max(row_scale, std::fabs(r.o[row * D + d]));
     for (int d = 0; d < D; ++d) {
       const double got = ref::to_float(pr.h.c.qt, o[row * D + d]), want = r.o[row * D + d];
-      const double bound = tol * (std::fabs(want) + row_scale) + 1e-7;
-      worst_errors().o.note(std::fabs(got - want) / bound, what);
-      if (!(std::fabs(got - want) <= bound)) {
+      const double err = std::fabs(got - want), bound = tol * (std::fabs(want) + row_scale) + 1e-7;
+      worst_errors().o.note(err / bound, what);
+      if (!(err <= bound)) {
         ++bad;
         INFO("row " << row << " d " << d << " got " << got << " want " << want);
         CHECK(false);
@@ -145,9 +145,9 @@ void check_against_reference(DeviceProblem& pr, const std::string& what) {
         CHECK(lse[row] < 0);
         continue;
       }
-      const double bound = kLseTolerance * (1.0 + std::fabs(r.lse[row]));
-      worst_errors().lse.note(std::fabs(lse[row] - r.lse[row]) / bound, what);
-      if (!(std::fabs(lse[row] - r.lse[row]) <= bound)) {
+      const double err = std::fabs(lse[row] - r.lse[row]), bound = kLseTolerance * (1.0 + std::fabs(r.lse[row]));
+      worst_errors().lse.note(err / bound, what);
+      if (!(err <= bound)) {
         ++bad;
         INFO("row " << row << " lse got " << lse[row] << " want " << r.lse[row]);
         CHECK(false);
