@@ -1,10 +1,10 @@
 // Paged-KV decode attention device tests: every attention row (forced by id) against the double host
 // reference over head_dim {64, 96, 128, 256} x page size {1, 16, 64, 544} x GQA ratio {1, 2, 4, 5, 6, 8,
-// 16}, both pool layouts; ragged contexts 0..32768 in one batch and a 256K
-// context; every option on and off (scale, soft cap, window, ALiBi, sinks, LSE); fp8 e4m3 KV; 1..8 query
-// tokens; split and unsplit plans; fixed-chunk bits identical across batch compositions; pools over 2^31
-// elements; graph capture + replay; rejected calls write nothing. DCUKERN_TEST_QUICK=1 runs a smaller set
-// (compute-sanitizer).
+// 16}, both pool layouts; ragged contexts 0..32768 in one batch and a 256K context; dominant keys at page,
+// chunk and context edges; every option on and off (scale, soft cap, window, ALiBi, sinks, LSE); fp8 e4m3
+// KV; 1..8 query tokens; split and unsplit plans; fixed-chunk bits identical across batch compositions;
+// pools over 2^31 elements; graph capture + replay; rejected calls write nothing. DCUKERN_TEST_QUICK=1 runs
+// a smaller set (compute-sanitizer).
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -260,6 +260,46 @@ TEST_CASE("attention: a 256K-token context next to a short one") {
   c.D = 128, c.hq = 8, c.hkv = 2, c.page_size = 544, c.kvt = DType::bf16, c.qt = DType::bf16;
   c.ctx = {262144, 5};
   run_and_check(c, rng);
+}
+
+// Needles (AttnConfig::needle_at): one dominant key a sequence at the positions where kernels cut the context
+// (the first and last key, both sides of a page boundary and of a fixed chunk's, the middle, one at random),
+// in sequences of equal length with a partial last page at both page sizes; automatic plans and a fixed
+// chunk size that is no multiple of either page size. First, that the reference's o is the needle's value
+// row, so the check below is the sharp one intended.
+TEST_CASE("attention: a dominant key at page, chunk and context edges; every row finds it") {
+  std::mt19937_64 rng(24);
+  const int len = quick_mode() ? 1201 : 32771;
+  AttentionPlanOptions fixed;
+  fixed.fixed_chunk_size = 1000;
+  for (int ps : {16, 544})
+    for (DType kvt : {DType::bf16, DType::fp8_e4m3}) {
+      AttnConfig c;
+      c.D = 128, c.hq = 8, c.hkv = 2, c.page_size = ps, c.kvt = kvt, c.qt = DType::bf16;
+      if (kvt == DType::fp8_e4m3) c.k_scale = 0.05f, c.v_scale = 0.1f;
+      std::uniform_int_distribution<int> any(0, len - 1);
+      const int chunk = int(fixed.fixed_chunk_size);
+      c.needle_at = {0, ps - 1, ps, chunk - 1, chunk, len / 2, len - 2, len - 1, any(rng)};
+      c.ctx.assign(c.needle_at.size(), len);
+      {
+        std::mt19937_64 same = rng;  // the problem run_and_check builds next
+        const AttnHostProblem h(c, same);
+        const auto r = ref::attention(h.host_params());
+        const double v_scale = kvt == DType::fp8_e4m3 ? c.v_scale : 1.0;
+        double worst = 0.0;
+        for (size_t row = 0; row < h.rows(); ++row) {
+          const int b = int(row / size_t(c.T * c.hq)), head = int(row % size_t(c.hq)) / (c.hq / c.hkv);
+          for (int d = 0; d < c.D; ++d) {
+            const double v = v_scale * ref::kv_element(c.kvt, h.v.data(), h.pool_index(b, c.needle_at[b], head, d));
+            worst = std::max(worst, std::fabs(r.o[row * c.D + d] - v));
+          }
+        }
+        INFO("page size " << ps << " kv " << dtype_name(kvt));
+        CHECK(worst < 1e-6);
+      }
+      run_and_check(c, rng);
+      run_and_check(c, rng, fixed);
+    }
 }
 
 TEST_CASE("attention: every option on and off, alone and together") {

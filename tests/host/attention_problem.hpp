@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -23,7 +24,14 @@ struct AttnConfig {
   bool alibi = false, sinks = false, lse = true;
   float k_scale = 1.f, v_scale = 1.f;  // fp8 only
   int extra_pages = 3;
+  // Per sequence, a position (seen by every query token) whose key dominates every query head's softmax
+  // (-1: none; empty: no needles): q's elements in [0.5, 1) and the needle's key elements at kNeedleKey
+  // (fp8: the largest e4m3 value), so its logit exceeds the others' by about 50 or more and o is its value
+  // row. A row that reads a wrong page, skips a chunk or drops the last partial page misses it by the
+  // value's whole size; random keys alone average such an error away.
+  std::vector<int32_t> needle_at;
 };
+constexpr float kNeedleKey = 16.f;
 
 struct AttnHostProblem {
   AttnConfig c;
@@ -69,6 +77,7 @@ struct AttnHostProblem {
         std::memcpy(&v[i * 2], &vh, 2);
       }
     }
+    place_needles(rng);
     if (c.alibi) {
       alibi.resize(c.hq);
       for (int h = 0; h < c.hq; ++h) alibi[h] = std::pow(2.f, -8.f * (h + 1) / c.hq);
@@ -76,6 +85,31 @@ struct AttnHostProblem {
     if (c.sinks) {
       sinks.resize(c.hq);
       for (auto& s : sinks) s = 2.f * u(rng);
+    }
+  }
+
+  // Pool element index of sequence b's key or value element d at position pos, KV head h.
+  int64_t pool_index(int b, int pos, int h, int d) const {
+    const int64_t page = table[size_t(b) * max_pages + pos / c.page_size], slot = pos % c.page_size;
+    const int64_t in_page = c.head_major ? (int64_t(h) * c.page_size + slot) * c.D : (slot * c.hkv + h) * c.D;
+    return page * c.page_size * c.hkv * c.D + in_page + d;
+  }
+  void place_needles(std::mt19937_64& rng) {
+    if (c.needle_at.empty()) return;
+    std::uniform_real_distribution<float> half(0.5f, 1.f);
+    const uint8_t fp8_largest = ref::float_to_fp8_e4m3(448.f);
+    const uint16_t key = c.kvt == DType::fp8_e4m3 ? 0 : ref::from_float(c.kvt, kNeedleKey);
+    const size_t q_elems = size_t(c.T) * c.hq * c.D;  // a sequence's
+    for (int b = 0; b < B; ++b) {
+      const int pos = c.needle_at.at(size_t(b));
+      if (pos < 0) continue;
+      for (size_t i = 0; i < q_elems; ++i) q[size_t(b) * q_elems + i] = ref::from_float(c.qt, half(rng));
+      for (int h = 0; h < c.hkv; ++h)
+        for (int d = 0; d < c.D; ++d) {
+          const int64_t i = pool_index(b, pos, h, d);
+          if (c.kvt == DType::fp8_e4m3) k[size_t(i)] = fp8_largest;
+          else std::memcpy(&k[size_t(i) * 2], &key, 2);
+        }
     }
   }
 
