@@ -91,24 +91,8 @@ Status run(DeviceProblem& pr, const char* id, const AttentionPlanOptions& plan =
 double out_tolerance(DType t) { return t == DType::bf16 ? 1.6e-2 : 3e-3; }
 constexpr double kLseTolerance = 1e-4;
 
-// The largest errors this process saw, each as a fraction of its bound, printed at exit (one process per case
-// or the whole suite): how much room the bounds leave, the evidence for setting them.
-struct Worst {
-  double fraction = 0.0;
-  std::string where;
-  void note(double f, const std::string& what) {
-    if (f > fraction) fraction = f, where = what;
-  }
-};
-struct WorstErrors {
-  Worst o, lse;
-  ~WorstErrors() {
-    std::printf("attention: worst error / bound in this run: o %.3g (%s); lse %.3g (%s)\n", o.fraction,
-                o.where.c_str(), lse.fraction, lse.where.c_str());
-  }
-};
-WorstErrors& worst_errors() {
-  static WorstErrors w;
+test::WorstFractions& worst_errors() {
+  static test::WorstFractions w("attention");
   return w;
 }
 
@@ -131,7 +115,7 @@ void check_against_reference(DeviceProblem& pr, const std::string& what) {
     for (int d = 0; d < D; ++d) {
       const double got = ref::to_float(pr.h.c.qt, o[row * D + d]), want = r.o[row * D + d];
       const double err = std::fabs(got - want), bound = tol * (std::fabs(want) + row_scale) + 1e-7;
-      worst_errors().o.note(err / bound, what);
+      worst_errors().note("o", err / bound, what);
       if (!(err <= bound)) {
         ++bad;
         INFO("row " << row << " d " << d << " got " << got << " want " << want);
@@ -146,7 +130,7 @@ void check_against_reference(DeviceProblem& pr, const std::string& what) {
         continue;
       }
       const double err = std::fabs(lse[row] - r.lse[row]), bound = kLseTolerance * (1.0 + std::fabs(r.lse[row]));
-      worst_errors().lse.note(err / bound, what);
+      worst_errors().note("lse", err / bound, what);
       if (!(err <= bound)) {
         ++bad;
         INFO("row " << row << " lse got " << lse[row] << " want " << r.lse[row]);

@@ -227,6 +227,12 @@ struct Errors {
   double worst = 0;  // error / tolerance
 };
 
+// The worst error / tolerance by check, state dtype and tokens a sequence (the bf16 state's per-token term).
+void note_worst(const char* check, const Config& c, double fraction) {
+  static test::WorstFractions w("gdn");
+  w.note(std::string(check) + " state=" + dtype_name(c.state) + " T=" + std::to_string(c.T), fraction, c.str());
+}
+
 // Outputs vs reference ([B, T, HV, V] dense); padding sequences must be exact zeros, head padding untouched.
 Errors check_outputs(const Problem& pr, const std::vector<uint8_t>& got, const std::vector<double>& want) {
   Errors e;
@@ -260,6 +266,7 @@ Errors check_outputs(const Problem& pr, const std::vector<uint8_t>& got, const s
           if (!(err <= tol)) ++e.wrong;
           e.worst = std::max(e.worst, err / tol);
         }
+  note_worst("outputs", c, e.worst);
   return e;
 }
 
@@ -291,6 +298,7 @@ Errors check_pool(const Problem& pr, const std::vector<uint8_t>& got, const std:
       if (!(err <= tol)) ++e.wrong;
       e.worst = std::max(e.worst, err / tol);
     }
+  if (values) note_worst("state", pr.c, e.worst);
   return e;
 }
 

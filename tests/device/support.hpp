@@ -4,8 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -140,6 +142,31 @@ inline std::vector<uint16_t> random_halfs(DType t, size_t count, std::mt19937_64
   for (auto& e : v) e = ref::from_float(t, d(rng));
   return v;
 }
+
+// The largest error / bound fraction a process saw for each kind of check (where it occurred too), printed
+// at exit, one line a kind: how much room the bounds leave, the evidence for setting them. One process per
+// test case or the whole suite.
+class WorstFractions {
+ public:
+  explicit WorstFractions(const char* suite) : suite_(suite) {}
+  void note(const std::string& kind, double fraction, const std::string& where) {
+    Worst& w = worst_[kind];
+    if (fraction > w.fraction) w.fraction = fraction, w.where = where;
+  }
+  ~WorstFractions() {
+    for (const auto& [kind, w] : worst_)
+      std::printf("%s: worst error / bound in this run: %s %.3g (%s)\n", suite_, kind.c_str(), w.fraction,
+                  w.where.c_str());
+  }
+
+ private:
+  struct Worst {
+    double fraction = 0.0;
+    std::string where;
+  };
+  const char* suite_;
+  std::map<std::string, Worst> worst_;
+};
 
 // Poison pattern for outputs: 0xFFFF is a NaN in fp16 and bf16, so an element never written fails.
 constexpr uint8_t kPoisonByte = 0xFF;
