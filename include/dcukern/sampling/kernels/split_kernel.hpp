@@ -1,16 +1,15 @@
 // sampling.split / sampling.split.vec: two kernels per call.
 //   sampling_threshold_kernel (split_threshold.hpp): one block per row; for rows the fast path may serve
-//   (but those whose tiles take their own cuts: split_tile_cuts, workspace.hpp), a value-bin threshold
-//   from a sample of the row. Not launched where no row needs one (split_thresholds).
+//   (but those of small top_k, whose tiles take their own cuts), a value-bin threshold from a sample of
+//   the row.
 //   sampling_split_kernel: one block per tile of split_tile(kItems) elements of a row (1-D grid of
 //   B * tiles blocks, row-major). Every block scans its tile (split_scan.hpp); the row's last block to
 //   arrive merges the tiles' headers into the row's plan and finishes the row:
 //     invalid / greedy rows: the plan's answer;
 //     fast rows: the candidates (each tile's elements at or above its cut, the threshold or its own: at
 //       least top_k, at most kSplitCap) come from the tiles' lists when none overflowed, so the logits are
-//       read once; else the block reads the row's tiles that hold candidates again; then, once ordered,
-//       the exact draw among them, where they hold the row's top k (estimated tile cuts may miss it: the
-//       row then falls back);
+//       read once; else the block reads the row's tiles that hold candidates again; then the exact draw
+//       among them;
 //     fallback rows: the one-block algorithm (sample_row) over the row.
 //   Launched in clusters of a row's tiles (split_clustered), the tiles hand their results to the row's
 //   first block through its shared memory instead (split_scan.hpp), and that block finishes the row.

@@ -3,13 +3,11 @@
 //   Rows with a cut: each block lists the sort keys of its elements in value bins >= the cut (its first
 //   split_list_cap(kItems) of them), counts them, and notes a NaN. The cut is the row's threshold
 //   (split_threshold.hpp: fast rows whose sample gave one; no block-wide step before the row's ticket),
-//   or for fast rows of small batches and top_k (split_local_row) the tile's own (tile_cut: four
-//   barriers), exact or estimated (split_tile_cuts); the merge then notes the largest of them.
+//   or for fast rows of small top_k (split_local_row) the tile's own (tile_cut: four barriers).
 //   Other rows: each block finds its tile's largest sort key (lowest index among equal ones) and NaN.
 //   The last block of a row to arrive (ticket sync[r].scanned) merges the headers into the row's plan:
 //   invalid (NaN, parameters), greedy (the largest key), fast (the tiles' counts add up to
-//   [top_k, kSplitCap]: those elements hold the row's top k, unless estimated tile cuts missed it, which
-//   the draw checks) or fallback.
+//   [top_k, kSplitCap]: those elements hold the row's top k) or fallback.
 //   Cluster rows (kCluster: the row's tiles are one thread-block cluster, split_clustered): no header,
 //   list or ticket. Each tile appends its keys straight into the shared memory of the row's first block
 //   (draw.cand, counted in n_gathered), sets row_nan there for a NaN or stores its largest key in its own
