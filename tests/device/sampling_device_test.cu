@@ -496,16 +496,14 @@ TEST_CASE("V = 151936: concentrated and flat distributions") {
   const Batch c32_small(DType::f32, conc, small_b), f16_small(DType::bf16, flat, small_b);
   check_distribution(c32_small, away_from_edges(c32_small.row, rp(50, 0.9, 0.0)), split_row(c32_small));
   // fp32 at B = 32: 40 elements a thread where 32 rows' tiles then fit one round (split_wide_f32: 132
-  // compute units), with the estimated tile cuts (8 tiles; 10 without the wide tiles: the threshold kernel)
-  // and the fine buckets of top_k 1000.
+  // compute units), with the threshold kernel and the fine buckets of top_k 1000.
   const Batch c32_wide(DType::f32, conc, 32);
   check_distribution(c32_wide, away_from_edges(c32_wide.row, rp(1000, 0.95, 0.01)), split_row(c32_wide));
   check_distribution(f16_small, away_from_edges(f16_small.row, rp(20, 0.95, 0.0)), split_row(f16_small));
-  // bf16 at B = 32 (64 elements a thread, split_items: 5 tiles) with estimated tile cuts.
+  // bf16 at B = 32 (64 elements a thread, split_items) with the threshold kernel.
   check_distribution(f16_small, away_from_edges(f16_small.row, rp(1000, 0.8, 0.0)), split_row(f16_small));
   // bf16 below kSplitPairsBatch rows: a cluster of 5 tiles a row where the device has clusters
-  // (split_items), with exact and with estimated tile cuts (19 tiles of 16 elements elsewhere: the
-  // threshold kernel at top_k 1000).
+  // (split_items), with the tiles' own cuts and with the threshold kernel.
   const Batch f16_few(DType::bf16, flat, quick_mode() ? 2 : 8);
   for (const auto& r : {rp(20, 0.95, 0.0), rp(1000, 0.8, 0.0)})
     check_distribution(f16_few, away_from_edges(f16_few.row, r), split_row(f16_few));
@@ -765,49 +763,6 @@ TEST_CASE("split rows of small top_k: each tile's own cut holds the row's top k,
       rp.top_p = c.top_p;
       for (const char* row : workspace_rows(lb)) check_distribution(lb, away_from_edges(lb.row, rp), row);
     }
-}
-
-TEST_CASE("split rows of larger top_k in small batches: estimated tile cuts, or the fallback where they miss") {
-  // Rows of top_k up to kEstimatedCutMaxK with at most kEstimatedCutMaxTiles tiles take no threshold either:
-  // each tile's cut aims at its share of about 1.6 k candidates (split_estimated_top_k), and the row's last
-  // block checks that the k-th largest candidate lies at or above the largest cut. Over normal logits it
-  // does. Where 600 of the row's largest elements lie in its first tile, that tile's cut lies among them
-  // and the row holds fewer than k elements at or above it, so the row falls back to the one-block
-  // algorithm (16-element tiles: 5 a row at V = 40000; bf16 rows that run as clusters take 2 tiles of 64
-  // elements, whose cut lies below those elements: they pass).
-  const int64_t v = 40000;
-  std::mt19937_64 rng(17);
-  std::normal_distribution<float> nd(0.0f, 2.0f);
-  std::vector<float> normal(v), gathered(v);
-  for (int64_t i = 0; i < v; ++i) normal[i] = gathered[i] = nd(rng);
-  for (int64_t i = 0; i < 600; ++i) gathered[(i * 13) % 8192] = 9.0f + 0.01f * float(i % 97);
-  for (const std::vector<float>* base : {&normal, &gathered})
-    for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
-      std::vector<float> row(*base);
-      for (auto& x : row) x = dt == DType::f32 ? x : ref::to_float(dt, ref::from_float(dt, x));
-      const Batch lb(dt, row, 8);
-      for (const auto& [k, top_p] : {std::pair<int, double>{300, 0.9}, std::pair<int, double>{1000, 1.0}}) {
-        ref::SamplingRowParams rp;
-        rp.top_k = k;
-        rp.top_p = top_p;
-        check_distribution(lb, away_from_edges(lb.row, rp), split_row(lb));
-      }
-    }
-  // Per-row top_k from a device array: the threshold kernel runs for the call, for the rows of k = 1500
-  // (above kEstimatedCutMaxK) only; the rows of k = 300 between them take estimated cuts.
-  const Batch lb(DType::f32, normal, 8);
-  const ref::SamplingRowParams sets[2] = {away_from_edges(lb.row, ref::row_params(1.0, 300, 1.0, 0.0)),
-                                          away_from_edges(lb.row, ref::row_params(1.0, 1500, 1.0, 0.0))};
-  std::vector<int32_t> ks(size_t(lb.b));
-  for (int64_t r = 0; r < lb.b; ++r) ks[size_t(r)] = int32_t(sets[r % 2].top_k);
-  DeviceBuffer<int32_t> dk(lb.b);
-  dk.upload(ks);
-  const DrawCounts drawn =
-      draw_counts(lb, sets[0], split_row(lb), 2, [&](SamplingParams& p) { p.top_k.device = dk.get(); });
-  for (int set = 0; set < 2; ++set) {
-    INFO("set " << set << " " << describe(sets[set]));
-    check_counts(ref::filtered_distribution(lb.row, sets[set]), drawn.by_class[size_t(set)], drawn.draws_per_class);
-  }
 }
 
 TEST_CASE("split rows: one workspace serves calls of different B and V in turn") {

@@ -2,17 +2,13 @@
 // chi-square helpers; and argument validation / row selection of the op.
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "dcukern/ref/gemv.hpp"
 #include "dcukern/ref/sampling.hpp"
 #include "dcukern/registry/resolve.hpp"
 #include "dcukern/sampling/select.hpp"
@@ -433,82 +429,6 @@ TEST_CASE("sampling threshold: for logits in random order a row misses its fast 
   CHECK(miss(1500) > 1e-3);
 }
 
-TEST_CASE("sampling estimated tile cuts: over logits in random order the largest cut keeps k 5 sd clear") {
-  // Each tile's cut is the value bin where its threads' largest elements reach split_cut_target (tile_cut);
-  // the row's candidates hold its top k where the row counts at least k elements at or above the largest
-  // of the cuts (else it falls back), and the tiles' counts at their own cuts add up to the candidates,
-  // which must stay under kSplitCap. Simulated here for the layouts that take estimated cuts at B = 32.
-  using namespace sampling_detail;
-  auto value_bin = [](float x) {
-    uint32_t u;
-    std::memcpy(&u, &x, 4);
-    return ((u >> 31) != 0u ? ~u : u | 0x80000000u) >> 16;  // common.hpp's order key, top 16 bits
-  };
-  struct Layout {
-    int64_t vocab;
-    int items;
-    bool bf16;
-  };
-  std::mt19937_64 rng(31);
-  std::normal_distribution<float> nd(0.0f, 2.0f);  // the benchmark's logits
-  const int ks[] = {129, 400, kEstimatedCutMaxK};
-  for (const Layout l : {Layout{151936, 40, false}, Layout{151936, 64, true}, Layout{248320, 64, true},
-                         Layout{131072, 32, false}}) {
-    const int64_t tile = split_tile(l.items);
-    const int tiles = split_tiles(l.vocab, l.items);
-    std::vector<uint32_t> bins(size_t(l.vocab)), thread_max(kSplitThreads);
-    std::vector<double> at_cut[3], listed[3];
-    for (int r = 0; r < 48; ++r) {
-      for (auto& b : bins) {
-        const float x = nd(rng);
-        b = value_bin(l.bf16 ? ref::to_float(DType::bf16, ref::from_float(DType::bf16, x)) : x);
-      }
-      for (int i = 0; i < 3; ++i) {
-        REQUIRE(split_estimated_top_k(32, ks[i], tiles));
-        uint32_t largest = 0;
-        int64_t total = 0;
-        for (int t = 0; t < tiles; ++t) {
-          const int64_t base = t * tile, valid = std::min(tile, l.vocab - base);
-          std::fill(thread_max.begin(), thread_max.end(), 0u);
-          for (int64_t e = 0; e < valid; ++e) {
-            uint32_t& mine = thread_max[size_t(e % kSplitThreads)];
-            mine = std::max(mine, bins[size_t(base + e)]);
-          }
-          const uint32_t m = split_cut_target(32, ks[i], tiles, l.vocab, l.items, valid);
-          REQUIRE(m >= 1u);
-          std::nth_element(thread_max.begin(), thread_max.begin() + (m - 1), thread_max.end(), std::greater<>());
-          const uint32_t cut = thread_max[m - 1];
-          largest = std::max(largest, cut);
-          total += std::count_if(bins.begin() + base, bins.begin() + base + valid,
-                                 [&](uint32_t b) { return b >= cut; });
-        }
-        at_cut[i].push_back(double(std::count_if(bins.begin(), bins.end(), [&](uint32_t b) { return b >= largest; })));
-        listed[i].push_back(double(total));
-      }
-    }
-    auto mean_sd = [](const std::vector<double>& x) {
-      double m = 0, v = 0;
-      for (double e : x) m += e / double(x.size());
-      for (double e : x) v += (e - m) * (e - m) / double(x.size() - 1);
-      return std::pair<double, double>{m, std::sqrt(v)};
-    };
-    for (int i = 0; i < 3; ++i) {
-      CAPTURE(l.vocab);
-      CAPTURE(l.items);
-      CAPTURE(ks[i]);
-      const auto [kept, kept_sd] = mean_sd(at_cut[i]);
-      const auto [cands, cands_sd] = mean_sd(listed[i]);
-      CAPTURE(kept);
-      CAPTURE(kept_sd);
-      CAPTURE(cands);
-      CAPTURE(cands_sd);
-      CHECK(*std::min_element(at_cut[i].begin(), at_cut[i].end()) >= ks[i]);
-      CHECK(kept - ks[i] > 5.0 * kept_sd);
-      CHECK(cands + 5.0 * cands_sd < kSplitCap);
-    }
-  }
-}
-
 TEST_CASE("sampling workspace: tile sizes by batch and logits dtype, every region counted") {
   using namespace sampling_detail;
   CHECK(split_tiles(1) == 1);
@@ -578,23 +498,6 @@ TEST_CASE("sampling workspace: tile sizes by batch and logits dtype, every regio
   CHECK(split_thresholds(1, false, 1000, 19));
   CHECK(split_thresholds(kSplitLargeBatch, false, 20, 19));
   CHECK(!split_thresholds(1, false, 0, 19));  // top_k off: no fast path
-  // Larger top_k up to kEstimatedCutMaxK: estimated tile cuts in rows of up to kEstimatedCutMaxTiles tiles.
-  CHECK(split_estimated_top_k(32, 1000, 8));  // bf16 V = 248320, fp32 V = 151936 (40-element threads)
-  CHECK(split_estimated_top_k(1, 1000, 5));   // bf16 V = 151936 as a cluster
-  CHECK(split_estimated_top_k(32, kListCap / 2 + 1, 1));
-  CHECK(!split_estimated_top_k(32, 50, 8));   // exact cuts
-  CHECK(!split_estimated_top_k(32, 1000, 9));
-  CHECK(!split_estimated_top_k(32, kEstimatedCutMaxK + 1, 8));
-  CHECK(!split_estimated_top_k(kSplitLargeBatch, 1000, 8));
-  CHECK(!split_thresholds(32, false, 1000, 8));
-  CHECK(split_thresholds(32, false, 1000, 10));
-  CHECK(split_tile_cuts(32, 50, 8));
-  CHECK(split_cut_target(32, 50, 8, 248320, 64, 32768) == 50u);  // exact: k thread maxima
-  // Estimated: for V = 151936 in 8 tiles of 40 elements a thread the aim is 1643 elements, 205 a tile, and
-  // 1 - (1 - 1643 / 151936)^40 of the 512 threads' maxima lie at or above the cut: 180.6, so 181.
-  CHECK(split_cut_target(32, 1000, 8, 151936, 40, 20480) == 181u);
-  CHECK(split_cut_target(32, 1000, 8, 151936, 40, 8576) < 90u);   // the row's last, partial tile
-  CHECK(split_cut_target(32, 1000, 1, 1500, 40, 1500) == 512u);  // the aim exceeds the row
   // Every call's layout lies inside the workspace sized for its shape (headers for 16-item tiles, lists
   // for the largest layout).
   for (const int64_t b : {int64_t(1), kSplitPairsBatch, kSplitLargeBatch, int64_t(100)})

@@ -138,47 +138,11 @@ static_assert(kLocalListBudget <= kSplitCap / 2, "lists of about k entries a til
 DCUKERN_HD constexpr bool split_local_top_k(int64_t batch, int32_t top_k, int tiles) {
   return batch < kSplitLargeBatch && top_k <= kListCap / 2 && int64_t(top_k) * tiles <= kLocalListBudget;
 }
-// Fast rows of larger top_k (up to kEstimatedCutMaxK) in batches below kSplitLargeBatch, in rows of at most
-// kEstimatedCutMaxTiles tiles, skip the threshold kernel too: each tile takes a cut of its own that aims at
-// its share of split_cut_aim(k) elements of the row (split_cut_target). Every element of the row at or above
-// the largest of the tiles' cuts is then among the candidates, so they hold the row's top k where the k-th
-// largest of them lies at or above that cut; the row's last block checks this after ordering them and
-// otherwise runs the one-block algorithm. Over logits in random order the row's count at the largest cut
-// is about 0.9 of the aim, more than 5 standard deviations above k (tests/host/sampling_ref_test.cpp
-// simulates it); rows whose largest elements gather in a few tiles fall back. More tiles widen the spread
-// of the largest cut; larger k bring the candidates near kSplitCap.
-constexpr int kEstimatedCutMaxTiles = 8, kEstimatedCutMaxK = 1000;
-DCUKERN_HD constexpr bool split_estimated_top_k(int64_t batch, int32_t top_k, int tiles) {
-  return batch < kSplitLargeBatch && tiles <= kEstimatedCutMaxTiles && top_k <= kEstimatedCutMaxK &&
-         !split_local_top_k(batch, top_k, tiles);
-}
-// Rows whose tiles take their own cuts: exact (split_local_top_k) or estimated (split_estimated_top_k).
-DCUKERN_HD constexpr bool split_tile_cuts(int64_t batch, int32_t top_k, int tiles) {
-  return split_local_top_k(batch, top_k, tiles) || split_estimated_top_k(batch, top_k, tiles);
-}
-// The elements of the row that estimated cuts aim to hold for top_k = k: 1.2 k + 12 sqrt(k) + 64 (1643 for
-// k = 1000; the candidates then number about 1.1 times that, under kSplitCap).
-DCUKERN_HD inline float split_cut_aim(int32_t k) { return 1.2f * float(k) + 12.0f * sqrtf(float(k)) + 64.0f; }
-// The count of a tile's thread maxima that its cut reaches (tile_cut: the cut lies at or below the bin of
-// the target-th largest of its kSplitThreads threads' largest elements): k for exact cuts (k distinct
-// elements at or above it, so the tile's top k). For estimated ones the expected count for elements in
-// random order where aim * valid / vocab of the tile's elements lie at or above the cut: each element does
-// with p = aim / vocab, so a thread's largest with 1 - (1 - p)^e, e = items * valid / split_tile(items)
-// (valid: the tile's elements inside the row).
-DCUKERN_HD inline uint32_t split_cut_target(int64_t batch, int32_t k, int tiles, int64_t vocab, int items,
-                                            int64_t valid) {
-  if (split_local_top_k(batch, k, tiles)) return uint32_t(k);
-  const float p = split_cut_aim(k) / float(vocab);
-  if (p >= 1.0f) return uint32_t(kSplitThreads);
-  const float per_thread = float(items) * float(valid) / float(split_tile(items));
-  const float m = ceilf(float(kSplitThreads) * (1.0f - expf(per_thread * log1pf(-p))));
-  return m < 1.0f ? 1u : m > float(kSplitThreads) ? uint32_t(kSplitThreads) : uint32_t(m);
-}
 // Whether a call needs the threshold kernel: not when top_k is one value for the batch (top_k_per_row:
-// a device array) that split_tile_cuts admits, since every row then either takes its tiles' own cuts
+// a device array) that split_local_top_k admits, since every row then either takes its tiles' own cuts
 // or has no fast path.
 DCUKERN_HD constexpr bool split_thresholds(int64_t batch, bool top_k_per_row, int32_t top_k, int tiles) {
-  return top_k_per_row || !split_tile_cuts(batch, top_k, tiles);
+  return top_k_per_row || !split_local_top_k(batch, top_k, tiles);
 }
 
 // The threshold kernel's sample: the first kSampleRunBytes of every kSampleStrideBytes of a row (an

@@ -114,12 +114,6 @@ __device__ inline void finish_row(const SamplingArgs& a, const SplitWorkspace& w
       const OrderedCandidates o =
           order_candidates<kFewByBucket<DT, kCluster>, DT != DType::bf16>(plan.max_key, p.top_k, n, s.draw);
       if (key_logit(s.draw.cand[0]) == -INFINITY) return write_token(a, row, kSamplingInvalidToken, false);
-      // Tiles' own cuts: the candidates hold the row's top k where the k-th largest of them lies at or above
-      // every tile's cut. Exact cuts always pass; estimated ones may miss (split_estimated_top_k). One
-      // barrier: every thread has read the k-th before the fallback reuses the shared memory.
-      const int kth = (p.top_k < n ? p.top_k : n) - 1;
-      if (plan.complete_from != 0 && __syncthreads_or(uint32_t(s.draw.cand[kth] >> 48) < plan.complete_from))
-        break;
       return write_token(a, row, draw_ordered(p, o, u, s.draw), true);
     }
     case SplitMode::fallback: break;

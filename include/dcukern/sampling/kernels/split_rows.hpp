@@ -82,16 +82,14 @@ struct SplitPlan {
   uint64_t max_key;  // the row's largest sort key; fast rows: 0 where not known yet (the draw finds it
                      // among the candidates), or from the stream (its logit only)
   SplitMode mode;
-  uint32_t complete_from = 0;  // fast rows whose tiles took their own cuts: the largest of them (every
-                               // element of the row in value bins >= it is a candidate); else 0
 };
 
 __device__ __forceinline__ bool split_fast_row(const RowParams& p, int64_t vocab) {
   return p.ok && p.temperature > 0.0f && p.top_k >= 2 && p.top_k <= kSplitCap && int64_t(p.top_k) < vocab;
 }
-// Fast rows whose tiles take their own cuts (split_tile_cuts): the threshold kernel leaves them alone.
+// Fast rows whose tiles take their own cuts (split_local_top_k): the threshold kernel leaves them alone.
 __device__ __forceinline__ bool split_local_row(const RowParams& p, int64_t vocab, const SplitWorkspace& w) {
-  return split_fast_row(p, vocab) && split_tile_cuts(w.rows, p.top_k, w.tiles);
+  return split_fast_row(p, vocab) && split_local_top_k(w.rows, p.top_k, w.tiles);
 }
 
 // Appends the sort keys of this thread's tile elements in value bins >= floor_bin to out[] (slots from

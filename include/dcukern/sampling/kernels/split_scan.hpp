@@ -35,9 +35,8 @@ struct ScanShared {
   uint32_t first_index;  // lowest index of an element holding the tile's maximum (atomicMin)
   uint32_t nan;          // a thread of the block saw a NaN
   uint32_t threshold;    // the row's threshold bin (kNoThreshold: none)
-  uint32_t cut_target;   // rows whose tiles take their own cuts: tile_cut's target (split_cut_target)
   // per-wave partials of the block reductions and scans (kThreads / 32: enough for wave32 and wave64)
-  uint32_t wave_word[kThreads / 32], wave_flag[kThreads / 32], wave_sum[kThreads / 32], wave_cut[kThreads / 32];
+  uint32_t wave_word[kThreads / 32], wave_flag[kThreads / 32], wave_sum[kThreads / 32];
   uint64_t wave_best[kThreads / 32];
 };
 
@@ -50,7 +49,6 @@ struct SplitShared {
   uint32_t n_gathered;                // the gather's candidates (zeroed by the merge); cluster rows: the
                                       // row's elements at or above the cuts (the first kCap in draw.cand)
   uint32_t row_nan;                   // cluster rows: a tile of the row holds a NaN
-  uint32_t max_cut;                   // cluster rows: the largest of the tiles' cuts
   uint64_t tile_best[kSplitClusterMax];  // cluster rows without a cut: each tile's largest sort key
   union {
     ScanShared scan;
@@ -114,15 +112,13 @@ __device__ inline Crossings scan_crossings(const uint32_t* count, int n, uint32_
 // s.scan.threshold of rows whose tiles take their own cuts (split_local_row).
 constexpr uint32_t kTileCuts = 0xFFFFFFFEu;
 
-// The row's plan from its tiles' combined results: a NaN, the count at or above the cuts (rows with them)
-// or the largest key (rows without). largest_cut: of the tiles' own cuts (rows with kTileCuts).
-__device__ inline SplitPlan plan_row(const RowParams& p, bool nan, uint32_t threshold, uint32_t total, uint64_t best,
-                                     uint32_t largest_cut) {
+// The row's plan from its tiles' combined results: a NaN, the count at or above the cut (rows with one)
+// or the largest key (rows without).
+__device__ inline SplitPlan plan_row(const RowParams& p, bool nan, uint32_t threshold, uint32_t total, uint64_t best) {
   SplitPlan plan{best, SplitMode::invalid};
   if (nan || !p.ok) return plan;
   if (threshold != kNoThreshold) {
     plan.mode = total >= uint32_t(p.top_k) && total <= uint32_t(kSplitCap) ? SplitMode::fast : SplitMode::fallback;
-    if (threshold == kTileCuts) plan.complete_from = largest_cut;
     return plan;
   }
   if (key_logit(best) == -INFINITY) return plan;
@@ -140,13 +136,12 @@ __device__ inline SplitPlan merge_row(const SplitWorkspace& w, int64_t row, cons
   const SplitHeader* h = w.header + row * tiles;
   const uint32_t threshold = s.scan.threshold;
   uint64_t best = 0;
-  uint32_t total = 0, nan = 0, cut = 0;
+  uint32_t total = 0, nan = 0;
   if (threadIdx.x == 0) s.n_gathered = 0;  // for the gather after the merge
   for (int t = threadIdx.x; t < tiles; t += kThreads) {
     const uint32_t flags = load_coherent(&h[t].flags);
     nan |= flags & kHeaderNaN;
     if (threshold != kNoThreshold) {
-      cut = max(cut, uint32_t(load_coherent(&h[t].cut)));
       const uint32_t c = load_coherent(&h[t].count);
       s.scan.tile[t] = TileInfo{c, c < uint32_t(kCapList) ? c : uint32_t(kCapList)};
       // Each tile counts at most kSplitCap + 1: the sum cannot overflow and still passes the cap.
@@ -156,17 +151,15 @@ __device__ inline SplitPlan merge_row(const SplitWorkspace& w, int64_t row, cons
       best = mk > best ? mk : best;
     }
   }
-  // The four reductions through one barrier: per-wave partials, then every thread combines them.
+  // The three reductions through one barrier: per-wave partials, then every thread combines them.
   best = wave_all_max(best);
   total = wave_all_sum(total);
   nan = wave_max_word(nan);
-  cut = wave_max_word(cut);
   const int wave = int(threadIdx.x) / kWarpSize;
   if (lane_id() == 0) {
     s.scan.wave_best[wave] = best;
     s.scan.wave_word[wave] = total;
     s.scan.wave_flag[wave] = nan;
-    s.scan.wave_cut[wave] = cut;
   }
   __syncthreads();
   total = 0;
@@ -174,9 +167,8 @@ __device__ inline SplitPlan merge_row(const SplitWorkspace& w, int64_t row, cons
     best = s.scan.wave_best[i] > best ? s.scan.wave_best[i] : best;
     total += s.scan.wave_word[i];
     nan |= s.scan.wave_flag[i];
-    cut = max(cut, s.scan.wave_cut[i]);
   }
-  return plan_row(p, nan != 0, threshold, total, best, cut);
+  return plan_row(p, nan != 0, threshold, total, best);
 }
 
 // A cluster row's first block, after the cluster barrier: the row's plan from its own shared memory
@@ -186,7 +178,7 @@ __device__ inline SplitPlan merge_cluster_row(const RowParams& p, const SplitSha
   uint64_t best = 0;
   if (s.scan.threshold == kNoThreshold)
     for (int t = 0; t < tiles; ++t) best = s.tile_best[t] > best ? s.tile_best[t] : best;
-  return plan_row(p, s.row_nan != 0, s.scan.threshold, s.n_gathered, best, s.max_cut);
+  return plan_row(p, s.row_nan != 0, s.scan.threshold, s.n_gathered, best);
 }
 
 // This thread's largest element, or a NaN when it holds one (elements past the row's end: -inf, or 0 for
@@ -268,16 +260,15 @@ __device__ __forceinline__ uint32_t tile_max_word(const Loader& L, int64_t base,
   return word;
 }
 
-// For rows whose tiles take their own cuts (split_local_row): from the threads' largest elements (distinct
-// elements of the tile), the bin where their count from the tile's largest reaches `target`
-// (split_cut_target), over the kWindow bins below it. Exact cuts (target k) lie at or below the bin of the
-// tile's k-th largest element, so that its list holds its top k (and the row's lists the row's top k);
-// estimated ones aim at the tile's share of the row's candidates. Where it is not reached, or the tile
-// holds a NaN (the row is invalid), kAllFinite: every element above -inf. Four barriers.
+// For rows whose tiles take their own cuts (split_local_row): a value bin at or below that of the tile's
+// k-th largest element, so that its list holds its top k (and the row's lists the row's top k). From the
+// threads' largest elements, k of which are k distinct elements of the tile: the bin where their count
+// from the tile's largest reaches k, over the kWindow bins below it. Where it is not reached, or the
+// tile holds a NaN (the row is invalid), kAllFinite: every element above -inf. Four barriers.
 // tile_max: thread_max(x), this thread's largest element inside the row where the tile is full.
 constexpr uint32_t kAllFinite = 0x81u;  // bin_floor(0x81) lies just above -FLT_MAX's bin: past -inf, exact
 template <bool kFull, class Loader, class Tile>
-__device__ inline uint32_t tile_cut(const Loader& L, int64_t base, const Tile& x, float tile_max, uint32_t target,
+__device__ inline uint32_t tile_cut(const Loader& L, int64_t base, const Tile& x, float tile_max, int32_t k,
                                     ScanShared& s) {
   // This thread's largest element inside the row, or a NaN when it holds one (past the row's end, packed
   // pairs read as 0).
@@ -288,7 +279,7 @@ __device__ inline uint32_t tile_cut(const Loader& L, int64_t base, const Tile& x
   const uint32_t top = word >> 16;
   if (m > -INFINITY) atomicAdd(&s.count[min(top - value_bin(m), uint32_t(kWindow + lane_id()))], 1u);
   __syncthreads();
-  const Crossings cr = scan_crossings(s.count, kWindow, target, target, s);
+  const Crossings cr = scan_crossings(s.count, kWindow, uint32_t(k), uint32_t(k), s);
   if (cr.o[0] >= uint32_t(kWindow)) return kAllFinite;
   // Bins at or below 0x80 start at -inf (bin_floor): 0 there, every element, keeps append_keys' mask exact.
   return top > cr.o[0] + 0x80u ? top - cr.o[0] : 0u;
@@ -338,14 +329,10 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
     const bool own_cuts = kOwnCuts && split_local_row(s.params, a.vocab, w);
     const bool threshold_ran = !kOwnCuts || w.thresholds;
     s.scan.threshold = own_cuts ? kTileCuts : threshold_ran ? load_coherent(&w.threshold[row]) : kNoThreshold;
-    if (own_cuts) {
-      const int64_t valid = full ? split_tile(kItems) : a.vocab - base;
-      s.scan.cut_target = split_cut_target(w.rows, s.params.top_k, tiles, a.vocab, kItems, valid);
-    }
     s.scan.n_list = 0;
     s.scan.nan = 0;
     s.scan.first_index = 0xFFFFFFFFu;
-    if (kCluster && tile == 0) s.n_gathered = 0, s.row_nan = 0, s.max_cut = 0;  // before any tile adds to them
+    if (kCluster && tile == 0) s.n_gathered = 0, s.row_nan = 0;  // before any tile adds to them
   }
   if constexpr (kCluster) cluster_sync();  // (the block's barrier too)
   else __syncthreads();
@@ -360,8 +347,8 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
     uint32_t cut = threshold;
     if constexpr (kOwnCuts)
       if (threshold == kTileCuts)
-        cut = full ? tile_cut<true>(L, base, x, m, s.scan.cut_target, s.scan)
-                   : tile_cut<false>(L, base, x, m, s.scan.cut_target, s.scan);
+        cut = full ? tile_cut<true>(L, base, x, m, s.params.top_k, s.scan)
+                   : tile_cut<false>(L, base, x, m, s.params.top_k, s.scan);
     if (wave_max_word(m >= bin_floor(cut) ? 1u : 0u) != 0) {  // wave-uniform (append_keys' reservation)
       constexpr int kCapList = kCluster ? kCap : split_list_cap(kItems);
       uint32_t* counter = kCluster ? &first->n_gathered : &s.scan.n_list;
@@ -371,10 +358,7 @@ __device__ inline bool scan_row_tile(const SamplingArgs& a, const SplitWorkspace
     }
     if constexpr (kCluster) {
       __syncthreads();  // every thread's NaN test is in
-      if (threadIdx.x == 0) {
-        if (s.scan.nan) atomicOr(&first->row_nan, 1u);
-        atomicMax(&first->max_cut, cut);
-      }
+      if (threadIdx.x == 0 && s.scan.nan) atomicOr(&first->row_nan, 1u);
       return cluster_arrived(tile);
     }
     return arrive_last(&w.sync[row].scanned, tiles, s.flag, [&] {

@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(kBlock, DCUKERN_CUDA_MIN_BLOCKS(kBlock == kThr
   begin_dependent_kernel();
   DCUKERN_TRACE_STAMP(1);
   const RowParams p = row_params(a, row);
-  const bool fast = split_fast_row(p, a.vocab) && !split_tile_cuts(w.rows, p.top_k, w.tiles);
+  const bool fast = split_fast_row(p, a.vocab) && !split_local_top_k(w.rows, p.top_k, w.tiles);
   const uint32_t threshold = fast ? sample_threshold<kVec, DT, kBlock>(a, row, p.top_k, s) : kNoThreshold;
   if (threadIdx.x == 0) w.threshold[row] = threshold;
   DCUKERN_TRACE_BLOCK_END(2);

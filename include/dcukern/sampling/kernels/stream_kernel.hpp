@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kThreads, 1) sampling_stream_kernel(SamplingAr
   uint64_t best = top_known ? uint64_t(word) << 32 | 0xFFFFFFFFu : 0;
   if (cut == kNoThreshold)
     best = all_max(best_word == 0 ? 0 : (uint64_t(best_word) << 32) | uint64_t(0xFFFFFFFFu - best_index), s.draw);
-  const SplitPlan plan = plan_row(p, row_nan, cut, s.n_gathered, best, 0);
+  const SplitPlan plan = plan_row(p, row_nan, cut, s.n_gathered, best);
   finish_row<true, DT, kItems, kSplitListBatch<1>, true>(a, w, row, p, plan, s);
   row_finished(a, w, s.flag);
 }
