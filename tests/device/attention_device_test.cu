@@ -89,7 +89,9 @@ Status run(DeviceProblem& pr, const char* id, const AttentionPlanOptions& plan =
 }
 
 double out_tolerance(DType t) { return t == DType::bf16 ? 1.6e-2 : 3e-3; }
-constexpr double kLseTolerance = 1e-4;
+// LSE: measured on an H100 (sm_90, every row, the suite's configurations) at most 4.2e-6 x (1 + |lse|), on
+// the simulated device 6.3e-7 x (1 + |lse|).
+constexpr double kLseTolerance = 2e-5;
 
 test::WorstFractions& worst_errors() {
   static test::WorstFractions w("attention");
@@ -259,7 +261,7 @@ TEST_CASE("attention: a dominant key at page, chunk and context edges; every row
   for (int ps : {16, 544})
     for (DType kvt : {DType::bf16, DType::fp8_e4m3}) {
       AttnConfig c;
-      c.D = 128, c.hq = 8, c.hkv = 2, c.page_size = ps, c.kvt = kvt, c.qt = DType::bf16;
+      c.D = 128, c.hq = 4, c.hkv = 1, c.page_size = ps, c.kvt = kvt, c.qt = DType::bf16;
       if (kvt == DType::fp8_e4m3) c.k_scale = 0.05f, c.v_scale = 0.1f;
       std::uniform_int_distribution<int> any(0, len - 1);
       const int chunk = int(fixed.fixed_chunk_size);
