@@ -89,8 +89,8 @@ Status run(DeviceProblem& pr, const char* id, const AttentionPlanOptions& plan =
 }
 
 double out_tolerance(DType t) { return t == DType::bf16 ? 1.6e-2 : 3e-3; }
-// LSE: measured on an H100 (sm_90, every row, the suite's configurations) at most 4.2e-6 x (1 + |lse|), on
-// the simulated device 6.3e-7 x (1 + |lse|).
+// LSE: measured on an H100 (sm_90, every row, the suite's configurations but the needle case's full one) at
+// most 4.2e-6 x (1 + |lse|), on the simulated device 6.3e-7 x (1 + |lse|) (0.0315 of this bound).
 constexpr double kLseTolerance = 2e-5;
 
 test::WorstFractions& worst_errors() {

@@ -26,8 +26,8 @@ struct AttnConfig {
   int extra_pages = 3;
   // Per sequence, a position (seen by every query token) whose key dominates every query head's softmax
   // (-1: none; empty: no needles): q's elements in [0.5, 1) and the needle's key elements at kNeedleKey
-  // (fp8: the largest e4m3 value), so its logit exceeds the others' by about 50 or more and o is its value
-  // row. A row that reads a wrong page, skips a chunk or drops the last partial page misses it by the
+  // (fp8: the largest e4m3 value), so its logit exceeds every other's (at head_dim 128 by at least 68) and
+  // o is its value row. A row that reads a wrong page, skips a chunk or drops the last partial page misses it by the
   // value's whole size; random keys alone average such an error away.
   std::vector<int32_t> needle_at;
 };
