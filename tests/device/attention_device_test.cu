@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -56,7 +57,7 @@ DeviceBuffer<T> upload(const std::vector<T>& h) {
 }
 
 struct DeviceProblem {
-  AttnHostProblem h;
+  const AttnHostProblem h;  // fixed once built, so its reference is computed once (reference())
   DeviceBuffer<uint16_t> q, o;
   DeviceBuffer<uint8_t> k, v;
   DeviceBuffer<int32_t> table, ctx;
@@ -71,6 +72,14 @@ struct DeviceProblem {
     o.fill_bytes(test::kPoisonByte);
     lse.fill_bytes(test::kPoisonByte);
   }
+  // The double reference of the problem, computed at its first use: every row run on it checks against it.
+  const ref::AttentionRef& reference() {
+    if (!reference_) reference_ = ref::attention(h.host_params());
+    return *reference_;
+  }
+
+ private:
+  std::optional<ref::AttentionRef> reference_;
 };
 
 // Runs row `id` (forced) with its workspace on the default stream; synchronises.
@@ -105,7 +114,7 @@ test::WorstFractions& worst_errors() {
 // exactly -inf for rows without keys. The largest fractions of both bounds go to worst_errors().
 void check_against_reference(DeviceProblem& pr, const std::string& what) {
   INFO(what);
-  const auto r = ref::attention(pr.h.host_params());
+  const ref::AttentionRef& r = pr.reference();
   const auto o = pr.o.download();
   const auto lse = pr.lse.download();
   const int D = pr.h.c.D;
@@ -157,11 +166,10 @@ std::string describe(const AttnConfig& c, const char* id) {
   return s;
 }
 
-// Runs every row that covers config c and checks each against the reference; returns how many ran and adds
+// Runs every row that covers problem pr and checks each against the reference; returns how many ran and adds
 // their ids to *ran_rows.
-int run_and_check(const AttnConfig& c, std::mt19937_64& rng, const AttentionPlanOptions& plan = {},
-                  std::set<std::string>* ran_rows = nullptr) {
-  DeviceProblem pr(c, rng);
+int run_and_check(DeviceProblem& pr, const AttentionPlanOptions& plan = {}, std::set<std::string>* ran_rows = nullptr) {
+  const AttnConfig& c = pr.h.c;
   int ran = 0;
   for (const char* id : kRows) {
     if (!covers(id, pr.params())) continue;
@@ -183,6 +191,12 @@ int run_and_check(const AttnConfig& c, std::mt19937_64& rng, const AttentionPlan
   CHECK(valid.ok());
   CHECK(ran >= 1);
   return ran;
+}
+// The same over a new random problem of config c.
+int run_and_check(const AttnConfig& c, std::mt19937_64& rng, const AttentionPlanOptions& plan = {},
+                  std::set<std::string>* ran_rows = nullptr) {
+  DeviceProblem pr(c, rng);
+  return run_and_check(pr, plan, ran_rows);
 }
 
 }  // namespace
@@ -267,24 +281,22 @@ TEST_CASE("attention: a dominant key at page, chunk and context edges; every row
       const int chunk = int(fixed.fixed_chunk_size);
       c.needle_at = {0, ps - 1, ps, chunk - 1, chunk, len / 2, len - 2, len - 1, any(rng)};
       c.ctx.assign(c.needle_at.size(), len);
-      {
-        std::mt19937_64 same = rng;  // the problem run_and_check builds next
-        const AttnHostProblem h(c, same);
-        const auto r = ref::attention(h.host_params());
-        const double v_scale = kvt == DType::fp8_e4m3 ? c.v_scale : 1.0;
-        double worst = 0.0;
-        for (size_t row = 0; row < h.rows(); ++row) {
-          const int b = int(row / size_t(c.T * c.hq)), head = int(row % size_t(c.hq)) / (c.hq / c.hkv);
-          for (int d = 0; d < c.D; ++d) {
-            const double v = v_scale * ref::kv_element(c.kvt, h.v.data(), h.pool_index(b, c.needle_at[b], head, d));
-            worst = std::max(worst, std::fabs(r.o[row * c.D + d] - v));
-          }
+      DeviceProblem pr(c, rng);
+      const AttnHostProblem& h = pr.h;
+      const ref::AttentionRef& r = pr.reference();
+      const double v_scale = kvt == DType::fp8_e4m3 ? c.v_scale : 1.0;
+      double worst = 0.0;
+      for (size_t row = 0; row < h.rows(); ++row) {
+        const int b = int(row / size_t(c.T * c.hq)), head = int(row % size_t(c.hq)) / (c.hq / c.hkv);
+        for (int d = 0; d < c.D; ++d) {
+          const double v = v_scale * ref::kv_element(c.kvt, h.v.data(), h.pool_index(b, c.needle_at[b], head, d));
+          worst = std::max(worst, std::fabs(r.o[row * c.D + d] - v));
         }
-        INFO("page size " << ps << " kv " << dtype_name(kvt));
-        CHECK(worst < 1e-6);
       }
-      run_and_check(c, rng);
-      run_and_check(c, rng, fixed);
+      INFO("page size " << ps << " kv " << dtype_name(kvt));
+      CHECK(worst < 1e-6);
+      run_and_check(pr);
+      run_and_check(pr, fixed);
     }
 }
 
