@@ -40,13 +40,17 @@ bool needs_workspace(const char* id) { return find_attention_row(id)->contract.n
 // Whether this build holds row `id`'s kernel (the simulated device: no mma rows).
 bool built(const char* id) { return AttentionOp::compiled_in(find_attention_row(id)->kernel); }
 
-// Whether row `id` is built and its contract takes the call with the workspace run() gives the rows that
-// need one (rows with a narrower contract skip the others; the rejection itself is tested below).
-bool covers(const char* id, const AttentionParams& p) {
+// The rows this build holds whose contract takes call p, validated once, with the workspace run() gives the
+// rows that need one (rows with a narrower contract skip the others; the rejection itself is tested below).
+// Empty when validation rejects p.
+std::vector<const char*> rows_covering(const AttentionParams& p) {
+  std::vector<const char*> rows;
   AttentionCall call;
-  if (!built(id) || !validate_attention(p, &call).ok()) return false;
+  if (!validate_attention(p, &call).ok()) return rows;
   call.has_workspace = true;
-  return find_attention_row(id)->contract.check(call) == nullptr;
+  for (const char* id : kRows)
+    if (built(id) && find_attention_row(id)->contract.check(call) == nullptr) rows.push_back(id);
+  return rows;
 }
 
 template <class T>
@@ -174,8 +178,7 @@ std::string describe(const AttnConfig& c, const char* id) {
 int run_and_check(DeviceProblem& pr, const AttentionPlanOptions& plan = {}, std::set<std::string>* ran_rows = nullptr) {
   const AttnConfig& c = pr.h.c;
   int ran = 0;
-  for (const char* id : kRows) {
-    if (!covers(id, pr.params())) continue;
+  for (const char* id : rows_covering(pr.params())) {
     ++ran;
     if (ran_rows) ran_rows->insert(id);
     pr.poison();
@@ -188,11 +191,11 @@ int run_and_check(DeviceProblem& pr, const AttentionPlanOptions& plan = {}, std:
   }
   // Every configuration here is a valid call, and attention.row takes every valid call: a call that no row
   // ran would check nothing (validation rejecting it, say), so it fails.
-  AttentionCall call;
-  const Status valid = validate_attention(pr.params(), &call);
-  INFO(describe(c, "any row") << ": " << valid.to_string());
-  CHECK(valid.ok());
-  CHECK(ran >= 1);
+  if (ran == 0) {
+    AttentionCall call;
+    const Status valid = validate_attention(pr.params(), &call);
+    FAIL_CHECK(describe(c, "any row") << ": no row ran; validation: " << valid.to_string());
+  }
   return ran;
 }
 // The same over a new random problem of config c.
@@ -424,8 +427,7 @@ TEST_CASE("attention: KV pools over 2^31 elements (pages past element 2^31, 64-b
   AttentionParams p = pr.params();
   p.kv.k = k.get(), p.kv.v = v.get(), p.kv.num_pages = shift + pr.h.num_pages;
   p.block_table = big_table.get();
-  for (const char* id : kRows) {
-    if (!covers(id, p)) continue;
+  for (const char* id : rows_covering(p)) {
     pr.poison();
     const std::string what = describe(c, id) + " pool of " + std::to_string(pool_bytes) + " elements";
     INFO(what);
@@ -512,8 +514,7 @@ static void check_batch_invariance(const AttnConfig& alone, int alone_ctx, const
   REQUIRE(dcukern::current_device_context(&dc).ok());
   const int large = dc->facts.compute_units / one.hq + 2;
   const std::pair<int, int> placements[] = {{4, 0}, {4, 3}, {large, large - 1}};  // (batch, index)
-  for (const char* id : kRows) {
-    if (!covers(id, a.params())) continue;
+  for (const char* id : rows_covering(a.params())) {
     INFO(describe(one, id) << " fixed chunk " << plan.fixed_chunk_size);
     a.poison();
     REQUIRE(run(a, id, plan).ok());
