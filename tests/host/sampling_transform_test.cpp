@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "dcukern/ref/sampling_transforms.hpp"
 #include "dcukern/registry/resolve.hpp"
@@ -12,6 +13,12 @@
 #include "misaligned.hpp"
 
 using namespace dcukern;
+
+// Writable views convert to read-only ones (as T* to const T*), never the other way.
+static_assert(std::is_convertible_v<Matrix, ConstMatrix> && !std::is_convertible_v<ConstMatrix, Matrix>);
+static_assert(std::is_convertible_v<Vector, ConstVector> && !std::is_convertible_v<ConstVector, Vector>);
+static_assert(std::is_convertible_v<HeadsTensor, ConstHeadsTensor> &&
+              !std::is_convertible_v<ConstHeadsTensor, HeadsTensor>);
 
 TEST_CASE("transform reference: softmax with temperature, greedy one-hot, invalid rows") {
   const std::vector<float> l = {0.0f, std::log(2.0f), std::log(4.0f), std::log(4.0f)};
@@ -99,6 +106,9 @@ TEST_CASE("transform validation: every invalid input gets a readable error namin
   expect(RowTransform::softmax, p, StatusCode::invalid_argument, "the input is not aligned to its element size");
   // In place: the same view only (a bf16 row read while its f32 output overwrites it would race).
   p = tparams(); p.out.data = in_buf;
+  CHECK(validate_row_transform(RowTransform::softmax, p, &c).ok());
+  p.in = p.out;  // one writable view as both: it converts to the read-only view of the same memory
+  CHECK(p.in.data == in_buf);
   CHECK(validate_row_transform(RowTransform::softmax, p, &c).ok());
   p = tparams(DType::bf16); p.out.data = in_buf;
   expect(RowTransform::softmax, p, StatusCode::invalid_argument,

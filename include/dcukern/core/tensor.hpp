@@ -1,8 +1,11 @@
 // Non-owning views of the tensors an op reads and writes. Rows are contiguous (unit column stride);
-// row_stride is in elements and may exceed cols (padded weights, packed projections).
+// row_stride is in elements and may exceed cols (padded weights, packed projections). A writable view
+// converts to the read-only one of the same memory, as T* converts to const T* (an in-place call passes one
+// view as both).
 #pragma once
 #include <cstdint>
 #include <initializer_list>
+#include <type_traits>
 
 #include "dcukern/core/dtype.hpp"
 
@@ -15,6 +18,8 @@ struct BasicMatrix {
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t row_stride = 0;  // elements between consecutive rows
+  template <class P = Ptr, std::enable_if_t<std::is_same_v<P, void*>, int> = 0>
+  operator BasicMatrix<const void*>() const { return {data, dtype, rows, cols, row_stride}; }
 };
 using ConstMatrix = BasicMatrix<const void*>;
 using Matrix = BasicMatrix<void*>;
@@ -24,6 +29,8 @@ struct BasicVector {
   Ptr data = nullptr;  // nullptr where the op allows an absent vector (e.g. no bias)
   DType dtype = DType::f16;
   int64_t size = 0;
+  template <class P = Ptr, std::enable_if_t<std::is_same_v<P, void*>, int> = 0>
+  operator BasicVector<const void*>() const { return {data, dtype, size}; }
 };
 using ConstVector = BasicVector<const void*>;
 using Vector = BasicVector<void*>;
@@ -36,6 +43,8 @@ struct BasicHeadsTensor {
   Ptr data = nullptr;
   DType dtype = DType::bf16;
   int64_t batch_stride = 0, token_stride = 0, head_stride = 0;
+  template <class P = Ptr, std::enable_if_t<std::is_same_v<P, void*>, int> = 0>
+  operator BasicHeadsTensor<const void*>() const { return {data, dtype, batch_stride, token_stride, head_stride}; }
 };
 using ConstHeadsTensor = BasicHeadsTensor<const void*>;
 using HeadsTensor = BasicHeadsTensor<void*>;
