@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "dcukern/gemv.hpp"
@@ -60,24 +61,33 @@ struct Reference {
 
 inline Reference reference(const Problem& pr, int n) {
   Reference r{n, std::vector<double>(size_t(n) * pr.m), std::vector<double>(size_t(n) * pr.m)};
-  std::vector<float> xf(size_t(n) * pr.k), wf(pr.k);
+  std::vector<float> xf(size_t(n) * pr.k);
   for (int i = 0; i < n; ++i)
     for (int64_t kk = 0; kk < pr.k; ++kk) xf[i * pr.k + kk] = ref::to_float(pr.dt, pr.x[pr.offset + i * pr.ldx + kk]);
-  for (int64_t j = 0; j < pr.m; ++j) {
-    const uint16_t* wr = pr.w.data() + pr.offset + j * pr.ldw;
-    for (int64_t kk = 0; kk < pr.k; ++kk) wf[kk] = ref::to_float(pr.dt, wr[kk]);
-    for (int i = 0; i < n; ++i) {
-      double acc = 0, scale = 0;
-      const float* xr = xf.data() + i * pr.k;
-      for (int64_t kk = 0; kk < pr.k; ++kk) {
-        const double t = double(xr[kk]) * wf[kk];
-        acc += t;
-        scale += std::fabs(t);
+  auto rows = [&](int64_t j0, int64_t j1) {  // output rows [j0, j1)
+    std::vector<float> wf(pr.k);
+    for (int64_t j = j0; j < j1; ++j) {
+      const uint16_t* wr = pr.w.data() + pr.offset + j * pr.ldw;
+      for (int64_t kk = 0; kk < pr.k; ++kk) wf[kk] = ref::to_float(pr.dt, wr[kk]);
+      for (int i = 0; i < n; ++i) {
+        double acc = 0, scale = 0;
+        const float* xr = xf.data() + i * pr.k;
+        for (int64_t kk = 0; kk < pr.k; ++kk) {
+          const double t = double(xr[kk]) * wf[kk];
+          acc += t;
+          scale += std::fabs(t);
+        }
+        r.value[i * pr.m + j] = acc;
+        r.scale[i * pr.m + j] = scale;
       }
-      r.value[i * pr.m + j] = acc;
-      r.scale[i * pr.m + j] = scale;
     }
-  }
+  };
+  // Large problems on the host's cores (the largest is 17408 x 17408 x 16 products); each thread its own rows.
+  const int64_t threads = pr.m * pr.k * n < (int64_t(1) << 24) ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < threads; ++t) pool.emplace_back(rows, pr.m * t / threads, pr.m * (t + 1) / threads);
+  rows(0, pr.m / threads);
+  for (std::thread& t : pool) t.join();
   return r;
 }
 
