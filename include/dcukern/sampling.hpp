@@ -78,7 +78,7 @@ inline Status sample(const SamplingParams& p, void* workspace, size_t workspace_
   if (!s.ok()) return s;
   if (p.advance_offset && !sampling_detail::uses_workspace(row->kernel))
     return runtime_status(
-        launch_plain(sampling_detail::sampling_advance_offset_kernel, dim3(1), dim3(1), 0, stream, p.offset_ptr),
+        launch_plain(sampling_detail::sampling_advance_offset_kernel<>, dim3(1), dim3(1), 0, stream, p.offset_ptr),
         "sampling offset launch");
   return Status::success();
 }

@@ -200,7 +200,9 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(2)) sampling
   sample_row(RowLoader<DT, kVec>{row_start<DT>(a, row), a.vocab}, a, row, s);
 }
 
-// Adds 1 to the device offset after the draw (stream order), so a replayed graph draws new numbers.
+// Adds 1 to the device offset after the draw (stream order), so a replayed graph draws new numbers. (A
+// template, as every kernel of these headers: one definition in every translation unit that includes it.)
+template <int = 0>
 __global__ void sampling_advance_offset_kernel(uint64_t* offset) { *offset += 1; }
 
 }  // namespace dcukern::sampling_detail
