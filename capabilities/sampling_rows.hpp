@@ -24,12 +24,12 @@ constexpr SamplingContract split(SamplingContract c) {
 }
 constexpr Semantics kSplitSemantics{true, true, false};
 constexpr const char* kSplitEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at 13beda6 and 57d97e6); "
+    "tests/device/sampling_{,edges_}device_test.cu (sm_90, H200, at 13beda6 and 57d97e6); "
     "capabilities/evidence/sampling-sm_90-d5dc319.json (the current kernels on the H200), sampling-sm_90.json "
     "(below 64 rows; sampling-sm_90-d5c2793.json at every batch; the fp32 rows' threshold sample, fine buckets "
     "and 40-element tiles on an H100: sampling-sm_90-fp32-f1fb3c3.json); AMD: compile only";
 constexpr const char* kEvidence =
-    "tests/host/sampling_*_test.cpp; tests/device/sampling_device_test.cu (sm_90, H200); "
+    "tests/host/sampling_*_test.cpp; tests/device/sampling_{,edges_}device_test.cu (sm_90, H200); "
     "capabilities/evidence/sampling-sm_90.json; AMD: compile only";
 
 // Batches from kStreamBatchMin rows take the stream row. Measured on the H200 against sampling.split.vec
@@ -39,14 +39,14 @@ constexpr const char* kEvidence =
 // row spreads it over several.
 constexpr int64_t kStreamBatchMin = 64;
 constexpr const char* kStreamEvidence =
-    "tests/device/sampling_device_test.cu (sm_90, H200, at 13beda6 and 57d97e6); "
+    "tests/device/sampling_{,edges_}device_test.cu (sm_90, H200, at 13beda6 and 57d97e6); "
     "capabilities/evidence/sampling-sm_90.json (at 13beda6), sampling-sm_90-d5dc319.json; AMD: compile only";
 // Rows without a filter (engines' default parameters): before the rows above, which run the one-block
 // algorithm over such rows after their tiles' pass.
 // Measured against the rows automatic selection took before it (no filter, temperature 1): 0.08-0.61x the
 // time at every B and V (capabilities/evidence/sampling-sm_90-unfiltered-53c09a7.json, an H100).
 constexpr const char* kUnfilteredEvidence =
-    "tests/device/sampling_device_test.cu (sm_90: H100, at 53c09a7, e0a95a5 and 2b5cad4); "
+    "tests/device/sampling_{,edges_}device_test.cu (sm_90: H100, at 53c09a7, e0a95a5 and 2b5cad4); "
     "capabilities/evidence/sampling-sm_90-unfiltered-53c09a7.json, sampling-sm_90-draw-2b5cad4.json; AMD: compile only";
 constexpr SamplingContract unfiltered() {
   SamplingContract c = split(vectorised());
@@ -58,7 +58,7 @@ constexpr SamplingContract unfiltered() {
 // Measured against the rows automatic selection took before it (top-p 0.95 alone): 0.06-0.48x the time at
 // every B and V, 27.3-27.7 us at B = 1 (capabilities/evidence/sampling-sm_90-top-p.json, an H100).
 constexpr const char* kTopPEvidence =
-    "tests/device/sampling_device_test.cu (sm_90: H100, at faadd72, e0a95a5 and 2b5cad4); "
+    "tests/device/sampling_{,edges_}device_test.cu (sm_90: H100, at faadd72, e0a95a5 and 2b5cad4); "
     "capabilities/evidence/sampling-sm_90-top-p.json, sampling-sm_90-min-p-e0a95a5.json, "
     "sampling-sm_90-draw-2b5cad4.json; AMD: compile only";
 constexpr SamplingContract top_p_alone() {
@@ -71,7 +71,7 @@ constexpr SamplingContract top_p_alone() {
 // Measured against the rows automatic selection took before it (min-p 0.05 alone): 0.11-0.83x the time at
 // every B and V, 10.8-11.0 us at B = 1 (capabilities/evidence/sampling-sm_90-min-p-e0a95a5.json, an H100).
 constexpr const char* kMinPEvidence =
-    "tests/device/sampling_device_test.cu (sm_90: H100, at e0a95a5 and 2b5cad4); "
+    "tests/device/sampling_{,edges_}device_test.cu (sm_90: H100, at e0a95a5 and 2b5cad4); "
     "capabilities/evidence/sampling-sm_90-min-p-e0a95a5.json, sampling-sm_90-draw-2b5cad4.json; AMD: compile only";
 constexpr SamplingContract min_p_alone() {
   SamplingContract c = split(vectorised());
