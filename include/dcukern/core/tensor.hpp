@@ -11,6 +11,13 @@
 
 namespace dcukern {
 
+// The conversions below are templates over their target type: declared as a conversion to the read-only type,
+// the read-only instantiation would declare a conversion to itself (a compiler warning).
+namespace view_detail {
+template <class Ptr>
+inline constexpr bool kWritable = std::is_same_v<Ptr, void*>;
+}  // namespace view_detail
+
 template <class Ptr>
 struct BasicMatrix {
   Ptr data = nullptr;
@@ -18,8 +25,9 @@ struct BasicMatrix {
   int64_t rows = 0;
   int64_t cols = 0;
   int64_t row_stride = 0;  // elements between consecutive rows
-  template <class P = Ptr, std::enable_if_t<std::is_same_v<P, void*>, int> = 0>
-  operator BasicMatrix<const void*>() const { return {data, dtype, rows, cols, row_stride}; }
+  template <class To,
+            std::enable_if_t<view_detail::kWritable<Ptr> && std::is_same_v<To, BasicMatrix<const void*>>, int> = 0>
+  operator To() const { return {data, dtype, rows, cols, row_stride}; }
 };
 using ConstMatrix = BasicMatrix<const void*>;
 using Matrix = BasicMatrix<void*>;
@@ -29,8 +37,9 @@ struct BasicVector {
   Ptr data = nullptr;  // nullptr where the op allows an absent vector (e.g. no bias)
   DType dtype = DType::f16;
   int64_t size = 0;
-  template <class P = Ptr, std::enable_if_t<std::is_same_v<P, void*>, int> = 0>
-  operator BasicVector<const void*>() const { return {data, dtype, size}; }
+  template <class To,
+            std::enable_if_t<view_detail::kWritable<Ptr> && std::is_same_v<To, BasicVector<const void*>>, int> = 0>
+  operator To() const { return {data, dtype, size}; }
 };
 using ConstVector = BasicVector<const void*>;
 using Vector = BasicVector<void*>;
@@ -43,8 +52,9 @@ struct BasicHeadsTensor {
   Ptr data = nullptr;
   DType dtype = DType::bf16;
   int64_t batch_stride = 0, token_stride = 0, head_stride = 0;
-  template <class P = Ptr, std::enable_if_t<std::is_same_v<P, void*>, int> = 0>
-  operator BasicHeadsTensor<const void*>() const { return {data, dtype, batch_stride, token_stride, head_stride}; }
+  template <class To,
+            std::enable_if_t<view_detail::kWritable<Ptr> && std::is_same_v<To, BasicHeadsTensor<const void*>>, int> = 0>
+  operator To() const { return {data, dtype, batch_stride, token_stride, head_stride}; }
 };
 using ConstHeadsTensor = BasicHeadsTensor<const void*>;
 using HeadsTensor = BasicHeadsTensor<void*>;
