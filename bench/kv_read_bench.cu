@@ -1,0 +1,217 @@
+// KV read-pattern benchmark: how fast a paged KV pool can be read in a given access pattern, with no
+// attention math, against the read bandwidth measured in the same run. It separates what the memory
+// system gives for a layout, a run length and a number of bytes from what a kernel makes of it: the
+// attention kernels read one KV head's row of each token (head_dim x dtype bytes: 128 bytes for fp8 at
+// head_dim 128, Hkv rows apart in the [num_pages, page_size, Hkv, D] pool), where a block that took
+// several heads would read runs of heads x row bytes.
+// Pools as attention_bench's: heads (Hq/Hkv/D) 32/8/128 and 24/4/256, bf16 and fp8 e4m3, page size 16,
+// pages scattered through the pool, rotated through > 4x L2 (HBM-cold), time from graph replay; a
+// sequence's K and V pages are one table row of twice the context's pages (the bytes of an attention call).
+// Patterns: "nhd/heads<n>": [num_pages, page_size, Hkv, D], a block reads n consecutive KV heads of each
+// token (n = 1: the attention kernels' pattern); "hnd/heads1": [num_pages, Hkv, page_size, D], a block
+// reads its head's page_size x D run of each page.
+// Work split: block = (sequence, head group, chunk of >= 16 pages), one wave (the chunk count fills the
+// resident blocks where the pages allow, so no tail of a second wave), 8 warps taking the chunk's pages in
+// turn; a warp reads a page's runs as 16-byte pieces, 8 loads a lane in flight (from several pages where a
+// page has fewer for it), the block-table entries read a batch of pages ahead; each block writes the sum of
+// the words it read, and the run checks their total against the pool's (every byte read once). Counters:
+// us, GB/s of KV bytes read, % of the measured read bandwidth, run bytes.
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dcukern/core/dtype.hpp"
+#include "harness.hpp"
+
+using namespace dcukern;
+using namespace dcukern::bench;
+
+namespace {
+
+constexpr int kPageSize = 16;
+constexpr int kThreads = 256, kWarps = kThreads / 32, kInFlight = 8, kMinChunkPages = 2 * kWarps;
+
+struct ReadArgs {
+  const uint8_t* pool;
+  const int32_t* table;  // [B, pages_per_seq]
+  int64_t page_stride;   // bytes
+  int64_t run_stride;    // bytes between a page's runs (the token stride where a page has page_size runs)
+  int64_t group_offset;  // bytes from one head group's first run to the next group's
+  int pages_per_seq, head_groups, chunk_pages, chunks;
+  uint32_t* sums;  // [grid]: the sum of the words each block read
+};
+
+// kRunBytes: bytes of one run (heads x row, or page_size x row for hnd), kRuns: runs a page (page_size, or
+// 1 for hnd). A lane's loads of kPages pages go out together where one page gives it fewer than kInFlight.
+template <int kRunBytes, int kRuns>
+__global__ void __launch_bounds__(kThreads) kv_read_kernel(ReadArgs a) {
+  constexpr int kPieces = kRunBytes / 16;             // 16-byte pieces a run
+  constexpr int kPerLane = kRuns * kPieces / 32;      // a lane's pieces of a page
+  static_assert(kRuns * kPieces % 32 == 0, "a page's pieces fill whole warps");
+  constexpr int kBatch = kPerLane < kInFlight ? kPerLane : kInFlight;  // a lane's loads of a page a batch
+  constexpr int kPages = kInFlight / kBatch;                            // pages a batch
+  const int group = static_cast<int>(blockIdx.x % unsigned(a.head_groups));
+  const int rest = static_cast<int>(blockIdx.x / unsigned(a.head_groups));
+  const int chunk = rest % a.chunks, b = rest / a.chunks;
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int first = chunk * a.chunk_pages, last = min(a.pages_per_seq, first + a.chunk_pages);
+  const int32_t* row = a.table + int64_t(b) * a.pages_per_seq;
+  uint32_t acc = 0;
+  int32_t entry[kPages];  // the batch's pages' entries, read a batch ahead
+  auto read_entries = [&](int p, int32_t (&e)[kPages]) {
+#pragma unroll
+    for (int j = 0; j < kPages; ++j) e[j] = p + j < last ? row[p + j] : -1;
+  };
+  int p = first + warp * kPages;
+  read_entries(p, entry);
+  for (; p < last; p += kWarps * kPages) {
+    int32_t next[kPages];
+    read_entries(p + kWarps * kPages, next);
+    for (int q0 = 0; q0 < kPerLane; q0 += kBatch) {
+      vec16_t v[kPages][kBatch];
+#pragma unroll
+      for (int j = 0; j < kPages; ++j) {
+        const uint8_t* page = a.pool + int64_t(entry[j]) * a.page_stride + group * a.group_offset;
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          const int q = lane + 32 * (q0 + u);
+          v[j][u] = entry[j] >= 0 ? load_stream16(page + int64_t(q / kPieces) * a.run_stride + (q % kPieces) * 16)
+                                  : vec16_zero();
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kPages; ++j)
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) acc += v[j][u].x + v[j][u].y + v[j][u].z + v[j][u].w;
+    }
+#pragma unroll
+    for (int j = 0; j < kPages; ++j) entry[j] = next[j];
+  }
+  __shared__ typename BlockReduce<uint32_t, kThreads>::storage_type storage;
+  const uint32_t total = BlockReduce<uint32_t, kThreads>::sum(acc, storage);
+  if (threadIdx.x == 0) a.sums[blockIdx.x] = total;
+}
+
+struct Heads {
+  int hq, hkv, d;
+};
+enum class Layout { nhd, hnd };
+
+struct Pattern {
+  Layout layout;
+  int heads;  // KV heads a block reads of each token (nhd); 1 for hnd
+};
+
+void bench_read(benchmark::State& st, Heads h, DType kvt, int batch, int ctx, Pattern pat) {
+  const int elem = dtype_bytes(kvt);
+  const int row_bytes = h.d * elem;
+  const int pages_per_seq = 2 * ((ctx + kPageSize - 1) / kPageSize);  // K's and V's
+  const int64_t num_pages = int64_t(batch) * pages_per_seq;
+  const int64_t page_bytes = int64_t(kPageSize) * h.hkv * row_bytes;
+  const int64_t pool_bytes = num_pages * page_bytes;
+  const int copies = rotation_copies(size_t(pool_bytes));
+  std::vector<uint8_t*> pools(copies);
+  for (auto& p : pools) {
+    device_alloc(&p, pool_bytes);
+    BENCH_RT(runtime_memset_async(p, 0x11, pool_bytes, nullptr));
+  }
+  std::vector<int32_t> perm(num_pages);  // the block table: pages scattered through the pool
+  for (int64_t i = 0; i < num_pages; ++i) perm[i] = static_cast<int32_t>(i);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937(7));
+  int32_t* table;
+  uint32_t* sums;
+  device_alloc(&table, num_pages * 4);
+  BENCH_RT(runtime_copy_to_device(table, perm.data(), num_pages * 4));
+
+  ReadArgs a{};
+  a.table = table;
+  a.page_stride = page_bytes;
+  a.pages_per_seq = pages_per_seq;
+  a.head_groups = h.hkv / pat.heads;
+  const bool hnd = pat.layout == Layout::hnd;
+  const int run_bytes = hnd ? kPageSize * row_bytes : pat.heads * row_bytes;
+  a.run_stride = hnd ? 0 : int64_t(h.hkv) * row_bytes;
+  a.group_offset = run_bytes;
+  auto with_kernel = [&](auto&& f) {
+    if (hnd) {
+      switch (run_bytes) {
+        case 2048: return f(kv_read_kernel<2048, 1>);
+        case 4096: return f(kv_read_kernel<4096, 1>);
+        case 8192: return f(kv_read_kernel<8192, 1>);
+      }
+    } else {
+      switch (run_bytes) {
+        case 128: return f(kv_read_kernel<128, kPageSize>);
+        case 256: return f(kv_read_kernel<256, kPageSize>);
+        case 512: return f(kv_read_kernel<512, kPageSize>);
+        case 1024: return f(kv_read_kernel<1024, kPageSize>);
+        case 2048: return f(kv_read_kernel<2048, kPageSize>);
+      }
+    }
+    fail("kv_read_bench: no kernel for this run length");
+  };
+  // Chunks: as many as fill the resident blocks once, of at least kMinChunkPages pages (every warp has two).
+  int resident = 0;
+  with_kernel([&](auto kernel) {
+    BENCH_RT(runtime_resident_blocks(&resident, reinterpret_cast<const void*>(kernel), kThreads, 0));
+  });
+  const int64_t units = int64_t(batch) * a.head_groups;
+  const int64_t wanted = std::max<int64_t>(1, int64_t(std::max(resident, 1)) * device_info().sms / units);
+  a.chunk_pages = static_cast<int>(std::max<int64_t>(kMinChunkPages, (pages_per_seq + wanted - 1) / wanted));
+  a.chunks = (pages_per_seq + a.chunk_pages - 1) / a.chunk_pages;
+  const int64_t grid = units * a.chunks;
+  device_alloc(&sums, grid * 4);
+  a.sums = sums;
+
+  double us = 0;
+  for (auto _ : st)
+    us = graph_time_us(copies, [&](stream_t s, int c) {
+      ReadArgs x = a;
+      x.pool = pools[c];
+      with_kernel([&](auto kernel) { kernel<<<grid, kThreads, 0, s>>>(x); });
+    });
+  // Every word of the pool is 0x11111111: the blocks' sums add up to that times the pool's words (mod 2^32).
+  std::vector<uint32_t> block_sums(grid);
+  BENCH_RT(runtime_copy_to_host(block_sums.data(), sums, grid * 4));
+  uint32_t read_sum = 0;
+  for (uint32_t x : block_sums) read_sum += x;
+  if (read_sum != uint32_t(pool_bytes / 4) * 0x11111111u)
+    st.SkipWithError("kv_read: the blocks did not read every word once");
+  st.SetIterationTime(us * 1e-6);
+  const double gbs = double(pool_bytes) / us / 1e3;
+  st.counters["us"] = us;
+  st.counters["GBps"] = gbs;
+  st.counters["read_bw_GBps"] = read_bandwidth_gbs();
+  st.counters["pct_read_bw"] = 100.0 * gbs / read_bandwidth_gbs();
+  st.counters["run_bytes"] = run_bytes;
+  for (auto* p : pools) (void)runtime_free(p);
+  (void)runtime_free(table);
+  (void)runtime_free(sums);
+}
+
+void register_all() {
+  constexpr Heads kHeads[] = {{32, 8, 128}, {24, 4, 256}};
+  struct Shape {
+    int batch, ctx;
+  };
+  constexpr Shape kShapes[] = {{1, 32768}, {32, 4096}, {32, 32768}, {128, 32768}};
+  for (const Heads& h : kHeads)
+    for (DType kvt : {DType::bf16, DType::fp8_e4m3})
+      for (const Shape& s : kShapes) {
+        for (const Pattern& p : {Pattern{Layout::nhd, 1}, Pattern{Layout::nhd, 2}, Pattern{Layout::hnd, 1}}) {
+          const std::string name = "kv_read/" + std::to_string(h.hq) + "x" + std::to_string(h.hkv) + "x" +
+                                   std::to_string(h.d) + "/" + dtype_name(kvt) + "/ps16/B" + std::to_string(s.batch) +
+                                   "/ctx" + std::to_string(s.ctx) + "/" + (p.layout == Layout::nhd ? "nhd" : "hnd") +
+                                   "/heads" + std::to_string(p.heads);
+          benchmark::RegisterBenchmark(name.c_str(), bench_read, h, kvt, s.batch, s.ctx, p)
+              ->UseManualTime()
+              ->Iterations(1)
+              ->Unit(benchmark::kMicrosecond);
+        }
+      }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return dcukern::bench::run_benchmarks(argc, argv, register_all); }
