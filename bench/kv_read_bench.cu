@@ -9,7 +9,10 @@
 // sequence's K and V pages are one table row of twice the context's pages (the bytes of an attention call).
 // Patterns: "nhd/heads<n>": [num_pages, page_size, Hkv, D], a block reads n consecutive KV heads of each
 // token (n = 1: the attention kernels' pattern); "hnd/heads1": [num_pages, Hkv, page_size, D], a block
-// reads its head's page_size x D run of each page.
+// reads its head's page_size x D run of each page; "nhd/heads1/ring" (CUDA, rows up to 256 bytes): the
+// attention kernels' pattern through their copy engine (kv_ring_read_kernel: cp.async into per-warp rings,
+// 4 warps a block), "ring_spin256" with a dependent chain of 256 FMAs a group standing in for the math,
+// "ring8w_spin256" the same with 8 warps a block sharing the block's 96 KiB (3 stages of 128-byte rows).
 // Work split: block = (sequence, head group, chunk of >= 16 pages), one wave (the chunk count fills the
 // resident blocks where the pages allow, so no tail of a second wave), 8 warps taking the chunk's pages in
 // turn; a warp reads a page's runs as 16-byte pieces, 8 loads a lane in flight (from several pages where a
@@ -23,6 +26,7 @@
 
 #include "dcukern/core/dtype.hpp"
 #include "harness.hpp"
+#include "dcukern/platform/async_copy.hpp"
 
 using namespace dcukern;
 using namespace dcukern::bench;
@@ -45,7 +49,7 @@ struct ReadArgs {
 // kRunBytes: bytes of one run (heads x row, or page_size x row for hnd), kRuns: runs a page (page_size, or
 // 1 for hnd). A lane's loads of kPages pages go out together where one page gives it fewer than kInFlight.
 template <int kRunBytes, int kRuns>
-__global__ void __launch_bounds__(kThreads) kv_read_kernel(ReadArgs a) {
+__global__ void __launch_bounds__(kThreads) kv_read_kernel(ReadArgs a, int /*spin: the ring kernel's*/) {
   constexpr int kPieces = kRunBytes / 16;             // 16-byte pieces a run
   constexpr int kPerLane = kRuns * kPieces / 32;      // a lane's pieces of a page
   static_assert(kRuns * kPieces % 32 == 0, "a page's pieces fill whole warps");
@@ -93,6 +97,78 @@ __global__ void __launch_bounds__(kThreads) kv_read_kernel(ReadArgs a) {
   if (threadIdx.x == 0) a.sums[blockIdx.x] = total;
 }
 
+// The attention kernels' copy engine alone (CUDA, sm_80+: cp.async): 4 warps a block, each with a ring of
+// 24 KiB in shared memory (as attention_mma_kernel's pipelined variants: kStages groups of a K page and a V
+// page, 6 stages for 128-byte rows), filled kStages - 1 groups ahead by 16-byte cp.async copies, the next
+// group's block-table entries read one group ahead; a lane waits for its oldest group, reads back the pieces it
+// copied, and runs `spin` dependent FMAs (0, or about a group's math: the latency of the loop's work).
+constexpr int kRingBlockBytes = 96 * 1024, kRingSpin = 256;
+constexpr int kRingMaxRowBytes = 256;  // (rows of 512 bytes: attention splits those heads over two warps)
+template <int kRowBytes, int kRingWarps>
+__global__ void __launch_bounds__(32 * kRingWarps) kv_ring_read_kernel(ReadArgs a, int spin) {
+#if DCUKERN_DEVICE_HAS_NV_MMA_F16
+  constexpr int kRingThreads = 32 * kRingWarps, kRingWarpBytes = kRingBlockBytes / kRingWarps;
+  constexpr int kPageBytes = kPageSize * kRowBytes;  // one head's rows of a page
+  constexpr int kStageBytes = 2 * kPageBytes;        // a group: two pages
+  constexpr int kStages = kRingWarpBytes / kStageBytes < 6 ? kRingWarpBytes / kStageBytes : 6;
+  constexpr int kPieces = kRowBytes / 16, kPerLane = kStageBytes / 16 / 32;
+  static_assert(kStages >= 2 && kStageBytes % 512 == 0, "a ring of whole-warp stages");
+  extern __shared__ __align__(128) unsigned char s_ring[];
+  const int group = static_cast<int>(blockIdx.x % unsigned(a.head_groups));
+  const int rest = static_cast<int>(blockIdx.x / unsigned(a.head_groups));
+  const int chunk = rest % a.chunks, b = rest / a.chunks;
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int first = chunk * a.chunk_pages, last = min(a.pages_per_seq, first + a.chunk_pages);
+  const int groups = (last - first + 1) / 2;
+  const int32_t* row = a.table + int64_t(b) * a.pages_per_seq;
+  unsigned char* ring = s_ring + warp * kStages * kStageBytes;
+  auto entries = [&](int i, int32_t (&e)[2]) {  // the warp's group i: its two pages' entries (-1: none)
+    const int p = first + 2 * (warp + kRingWarps * i);
+    e[0] = p < last ? row[p] : -1;
+    e[1] = p + 1 < last ? row[p + 1] : -1;
+  };
+  auto issue = [&](int st, const int32_t (&e)[2]) {
+#pragma unroll
+    for (int u = 0; u < kPerLane; ++u) {
+      const int q = lane + 32 * u, j = q / (kPageSize * kPieces), r = q / kPieces % kPageSize;
+      const uint8_t* src = a.pool + int64_t(e[j] < 0 ? 0 : e[j]) * a.page_stride + r * a.run_stride +
+                           group * a.group_offset + (q % kPieces) * 16;
+      cp_async_zfill<16>(ring + st * kStageBytes + q * 16, src, e[j] < 0 ? 0 : 16);
+    }
+  };
+  const int mine = (groups - warp + kRingWarps - 1) / kRingWarps;  // the warp's groups
+  int32_t e[2], next[2];
+  for (int i = 0; i < kStages - 1; ++i) {
+    entries(i, e);
+    if (i < mine) issue(i, e);
+    cp_async_commit();
+  }
+  entries(kStages - 1, next);
+  uint32_t acc = 0;
+  for (int i = 0; i < mine; ++i) {
+    const int st = i % kStages, fill = (i + kStages - 1) % kStages;
+    __syncwarp();
+    if (i + kStages - 1 < mine) issue(fill, next);
+    cp_async_commit();
+    entries(i + kStages, next);
+    cp_async_wait<kStages - 1>();
+    __syncwarp();
+#pragma unroll
+    for (int u = 0; u < kPerLane; ++u) {
+      const vec16_t v = *reinterpret_cast<const vec16_t*>(ring + st * kStageBytes + (lane + 32 * u) * 16);
+      acc += v.x + v.y + v.z + v.w;
+    }
+    float x = static_cast<float>(acc & 0xffu);
+    for (int k = 0; k < spin; ++k) x = fmaf(x, 1.0000001f, 1.f);
+    if (x == -1.f) acc ^= 1u;  // (never: keeps the chain)
+  }
+  cp_async_wait<0>();
+  __shared__ typename BlockReduce<uint32_t, kRingThreads>::storage_type storage;
+  const uint32_t total = BlockReduce<uint32_t, kRingThreads>::sum(acc, storage);
+  if (threadIdx.x == 0) a.sums[blockIdx.x] = total;
+#endif
+}
+
 struct Heads {
   int hq, hkv, d;
 };
@@ -100,7 +176,9 @@ enum class Layout { nhd, hnd };
 
 struct Pattern {
   Layout layout;
-  int heads;  // KV heads a block reads of each token (nhd); 1 for hnd
+  int heads;      // KV heads a block reads of each token (nhd); 1 for hnd
+  int spin = -1;  // >= 0: the copy engine's ring (kv_ring_read_kernel, nhd/heads1) with that many FMAs a group
+  int ring_warps = 4;  // the ring kernel's warps a block (its 96 KiB shared among them)
 };
 
 void bench_read(benchmark::State& st, Heads h, DType kvt, int batch, int ctx, Pattern pat) {
@@ -133,8 +211,15 @@ void bench_read(benchmark::State& st, Heads h, DType kvt, int batch, int ctx, Pa
   const int run_bytes = hnd ? kPageSize * row_bytes : pat.heads * row_bytes;
   a.run_stride = hnd ? 0 : int64_t(h.hkv) * row_bytes;
   a.group_offset = run_bytes;
+  const bool ring = pat.spin >= 0;
+  const int threads = ring ? 32 * pat.ring_warps : kThreads, shared = ring ? kRingBlockBytes : 0;
   auto with_kernel = [&](auto&& f) {
-    if (hnd) {
+    if (ring) {
+      switch (run_bytes) {
+        case 128: return pat.ring_warps == 8 ? f(kv_ring_read_kernel<128, 8>) : f(kv_ring_read_kernel<128, 4>);
+        case 256: return f(kv_ring_read_kernel<256, 4>);  // (8 warps: 12 KiB a warp holds one 8 KiB stage)
+      }
+    } else if (hnd) {
       switch (run_bytes) {
         case 2048: return f(kv_read_kernel<2048, 1>);
         case 4096: return f(kv_read_kernel<4096, 1>);
@@ -151,14 +236,18 @@ void bench_read(benchmark::State& st, Heads h, DType kvt, int batch, int ctx, Pa
     }
     fail("kv_read_bench: no kernel for this run length");
   };
-  // Chunks: as many as fill the resident blocks once, of at least kMinChunkPages pages (every warp has two).
+  // Chunks: as many as fill the resident blocks once, of at least kMinChunkPages pages (every warp has two),
+  // an even count (the ring's groups are page pairs).
   int resident = 0;
   with_kernel([&](auto kernel) {
-    BENCH_RT(runtime_resident_blocks(&resident, reinterpret_cast<const void*>(kernel), kThreads, 0));
+    const void* k = reinterpret_cast<const void*>(kernel);
+    if (shared) BENCH_RT(runtime_allow_dynamic_shared(k, shared));
+    BENCH_RT(runtime_resident_blocks(&resident, k, threads, shared));
   });
   const int64_t units = int64_t(batch) * a.head_groups;
   const int64_t wanted = std::max<int64_t>(1, int64_t(std::max(resident, 1)) * device_info().sms / units);
   a.chunk_pages = static_cast<int>(std::max<int64_t>(kMinChunkPages, (pages_per_seq + wanted - 1) / wanted));
+  a.chunk_pages += a.chunk_pages % 2;
   a.chunks = (pages_per_seq + a.chunk_pages - 1) / a.chunk_pages;
   const int64_t grid = units * a.chunks;
   device_alloc(&sums, grid * 4);
@@ -169,7 +258,7 @@ void bench_read(benchmark::State& st, Heads h, DType kvt, int batch, int ctx, Pa
     us = graph_time_us(copies, [&](stream_t s, int c) {
       ReadArgs x = a;
       x.pool = pools[c];
-      with_kernel([&](auto kernel) { kernel<<<grid, kThreads, 0, s>>>(x); });
+      with_kernel([&](auto kernel) { kernel<<<grid, threads, shared, s>>>(x, pat.spin); });
     });
   // Every word of the pool is 0x11111111: the blocks' sums add up to that times the pool's words (mod 2^32).
   std::vector<uint32_t> block_sums(grid);
@@ -199,11 +288,21 @@ void register_all() {
   for (const Heads& h : kHeads)
     for (DType kvt : {DType::bf16, DType::fp8_e4m3})
       for (const Shape& s : kShapes) {
-        for (const Pattern& p : {Pattern{Layout::nhd, 1}, Pattern{Layout::nhd, 2}, Pattern{Layout::hnd, 1}}) {
+        std::vector<Pattern> pats = {{Layout::nhd, 1}, {Layout::nhd, 2}, {Layout::hnd, 1}};
+#if DCUKERN_PLATFORM_CUDA
+        if (h.d * dtype_bytes(kvt) <= kRingMaxRowBytes) {
+          pats.push_back({Layout::nhd, 1, 0});
+          pats.push_back({Layout::nhd, 1, kRingSpin});
+          if (h.d * dtype_bytes(kvt) == 128) pats.push_back({Layout::nhd, 1, kRingSpin, 8});
+        }
+#endif
+        for (const Pattern& p : pats) {
           const std::string name = "kv_read/" + std::to_string(h.hq) + "x" + std::to_string(h.hkv) + "x" +
                                    std::to_string(h.d) + "/" + dtype_name(kvt) + "/ps16/B" + std::to_string(s.batch) +
                                    "/ctx" + std::to_string(s.ctx) + "/" + (p.layout == Layout::nhd ? "nhd" : "hnd") +
-                                   "/heads" + std::to_string(p.heads);
+                                   "/heads" + std::to_string(p.heads) +
+                                   (p.spin < 0 ? "" : p.ring_warps == 8 ? "/ring8w" : "/ring") +
+                                   (p.spin > 0 ? "_spin" + std::to_string(p.spin) : "");
           benchmark::RegisterBenchmark(name.c_str(), bench_read, h, kvt, s.batch, s.ctx, p)
               ->UseManualTime()
               ->Iterations(1)
