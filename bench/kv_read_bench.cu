@@ -97,11 +97,12 @@ __global__ void __launch_bounds__(kThreads) kv_read_kernel(ReadArgs a, int /*spi
   if (threadIdx.x == 0) a.sums[blockIdx.x] = total;
 }
 
-// The attention kernels' copy engine alone (CUDA, sm_80+: cp.async): 4 warps a block, each with a ring of
-// 24 KiB in shared memory (as attention_mma_kernel's pipelined variants: kStages groups of a K page and a V
-// page, 6 stages for 128-byte rows), filled kStages - 1 groups ahead by 16-byte cp.async copies, the next
-// group's block-table entries read one group ahead; a lane waits for its oldest group, reads back the pieces it
-// copied, and runs `spin` dependent FMAs (0, or about a group's math: the latency of the loop's work).
+// The attention kernels' copy engine alone (CUDA, sm_80+: cp.async): kRingWarps warps a block sharing 96 KiB
+// of shared memory as one ring a warp (4 warps: 24 KiB each, as attention_mma_kernel's pipelined variants;
+// a stage holds a group, a K page and a V page of the warp's head: 6 stages of 128-byte rows, 3 of 256-byte
+// ones or with 8 warps), filled kStages - 1 groups ahead by 16-byte cp.async copies, the next group's
+// block-table entries read one group ahead; a lane waits for its oldest group, reads back the pieces it
+// copied, and runs `spin` dependent FMAs (0, or a stand-in for a group's math).
 constexpr int kRingBlockBytes = 96 * 1024, kRingSpin = 256;
 constexpr int kRingMaxRowBytes = 256;  // (rows of 512 bytes: attention splits those heads over two warps)
 template <int kRowBytes, int kRingWarps>
