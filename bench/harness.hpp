@@ -56,6 +56,7 @@ void device_alloc(T** p, size_t bytes) {
 
 struct DeviceInfo {
   int sms = 0;
+  int sm_major = 0;  // compute capability's major version (CUDA), the gfx family's (HIP)
   size_t l2_bytes = 0;
   std::string name;
 };
@@ -66,6 +67,7 @@ inline const DeviceInfo& device_info() {
     DeviceProp p;
     BENCH_RT(BENCH_GPU(GetDeviceProperties)(&p, 0));
     d.sms = p.multiProcessorCount;
+    d.sm_major = p.major;
     d.l2_bytes = p.l2CacheSize;
     d.name = p.name;
     return d;

@@ -101,20 +101,63 @@ __global__ void __launch_bounds__(kThreads) kv_read_kernel(ReadArgs a, int /*spi
 // of shared memory as one ring a warp (4 warps: 24 KiB each, as attention_mma_kernel's pipelined variants;
 // a stage holds a group, a K page and a V page of the warp's head: 6 stages of 128-byte rows, 3 of 256-byte
 // ones or with 8 warps), filled kStages - 1 groups ahead by 16-byte cp.async copies, the next group's
-// block-table entries read one group ahead; a lane waits for its oldest group, reads back the pieces it
-// copied, and runs `spin` dependent FMAs (0, or a stand-in for a group's math).
-constexpr int kRingBlockBytes = 96 * 1024, kRingSpin = 256;
+// block-table entries read one group ahead; a lane waits for its oldest group, reads back the bytes it
+// copied, and runs `spin` dependent FMAs (0, or a stand-in for a group's math). kBulk (sm_90): the same ring
+// filled by bulk copies (cp.async.bulk, one row a lane, completion counted in bytes on one mbarrier a
+// stage) instead of 16-byte copies: one instruction a row.
+constexpr int kRingBlockBytes = 96 * 1024, kRingSpin = 256, kRingMaxStages = 6;
 constexpr int kRingMaxRowBytes = 256;  // (rows of 512 bytes: attention splits those heads over two warps)
-template <int kRowBytes, int kRingWarps>
+
+#if DCUKERN_DEVICE_HAS_NV_MMA_F16
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+#endif
+// Bulk copies (sm_90 device passes; empty elsewhere, never launched there: the bench registers them on sm_90).
+__device__ __forceinline__ void bulk_barrier_init(uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_expect(uint64_t* bar, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // (the lanes' earlier reads of the stage)
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   shared_address(dst)),
+               "l"(__cvta_generic_to_global(src)), "r"(bytes), "r"(shared_address(bar))
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_wait(uint64_t* bar, unsigned parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n.reg .pred done;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n@!done bra WAIT;\n}" ::"r"(
+          shared_address(bar)),
+      "r"(parity)
+      : "memory");
+#endif
+}
+
+template <int kRowBytes, int kRingWarps, bool kBulk = false>
 __global__ void __launch_bounds__(32 * kRingWarps) kv_ring_read_kernel(ReadArgs a, int spin) {
 #if DCUKERN_DEVICE_HAS_NV_MMA_F16
   constexpr int kRingThreads = 32 * kRingWarps, kRingWarpBytes = kRingBlockBytes / kRingWarps;
   constexpr int kPageBytes = kPageSize * kRowBytes;  // one head's rows of a page
   constexpr int kStageBytes = 2 * kPageBytes;        // a group: two pages
-  constexpr int kStages = kRingWarpBytes / kStageBytes < 6 ? kRingWarpBytes / kStageBytes : 6;
+  constexpr int kStages =
+      kRingWarpBytes / kStageBytes < kRingMaxStages ? kRingWarpBytes / kStageBytes : kRingMaxStages;
   constexpr int kPieces = kRowBytes / 16, kPerLane = kStageBytes / 16 / 32;
   static_assert(kStages >= 2 && kStageBytes % 512 == 0, "a ring of whole-warp stages");
+  static_assert(!kBulk || 2 * kPageSize == 32, "bulk: one row a lane");
   extern __shared__ __align__(128) unsigned char s_ring[];
+  __shared__ uint64_t s_bars[kBulk ? kRingWarps : 1][kRingMaxStages];
   const int group = static_cast<int>(blockIdx.x % unsigned(a.head_groups));
   const int rest = static_cast<int>(blockIdx.x / unsigned(a.head_groups));
   const int chunk = rest % a.chunks, b = rest / a.chunks;
@@ -123,18 +166,35 @@ __global__ void __launch_bounds__(32 * kRingWarps) kv_ring_read_kernel(ReadArgs 
   const int groups = (last - first + 1) / 2;
   const int32_t* row = a.table + int64_t(b) * a.pages_per_seq;
   unsigned char* ring = s_ring + warp * kStages * kStageBytes;
+  uint64_t* bars = s_bars[kBulk ? warp : 0];
+  if constexpr (kBulk) {
+    if (lane == 0)
+      for (int st = 0; st < kStages; ++st) bulk_barrier_init(&bars[st]);
+    __syncwarp();
+  }
   auto entries = [&](int i, int32_t (&e)[2]) {  // the warp's group i: its two pages' entries (-1: none)
     const int p = first + 2 * (warp + kRingWarps * i);
     e[0] = p < last ? row[p] : -1;
     e[1] = p + 1 < last ? row[p + 1] : -1;
   };
+  // Byte offset of row r of page j of a group in the pool (its entry e), the head group's run.
+  auto row_src = [&](int32_t e, int r) {
+    return a.pool + int64_t(e < 0 ? 0 : e) * a.page_stride + r * a.run_stride + group * a.group_offset;
+  };
   auto issue = [&](int st, const int32_t (&e)[2]) {
+    if constexpr (kBulk) {  // lane l: row l % 16 of page l / 16 (a group's pages are both in the chunk)
+      if (lane == 0) bulk_expect(&bars[st], unsigned(kStageBytes));
+      __syncwarp();
+      bulk_copy(ring + st * kStageBytes + lane * kRowBytes, row_src(e[lane / kPageSize], lane % kPageSize),
+                kRowBytes, &bars[st]);
+    } else {
 #pragma unroll
-    for (int u = 0; u < kPerLane; ++u) {
-      const int q = lane + 32 * u, j = q / (kPageSize * kPieces), r = q / kPieces % kPageSize;
-      const uint8_t* src = a.pool + int64_t(e[j] < 0 ? 0 : e[j]) * a.page_stride + r * a.run_stride +
-                           group * a.group_offset + (q % kPieces) * 16;
-      cp_async_zfill<16>(ring + st * kStageBytes + q * 16, src, e[j] < 0 ? 0 : 16);
+      for (int u = 0; u < kPerLane; ++u) {
+        const int q = lane + 32 * u, j = q / (kPageSize * kPieces), r = q / kPieces % kPageSize;
+        cp_async_zfill<16>(ring + st * kStageBytes + q * 16, row_src(e[j], r) + (q % kPieces) * 16,
+                           e[j] < 0 ? 0 : 16);
+      }
+      cp_async_commit();
     }
   };
   const int mine = (groups - warp + kRingWarps - 1) / kRingWarps;  // the warp's groups
@@ -142,7 +202,7 @@ __global__ void __launch_bounds__(32 * kRingWarps) kv_ring_read_kernel(ReadArgs 
   for (int i = 0; i < kStages - 1; ++i) {
     entries(i, e);
     if (i < mine) issue(i, e);
-    cp_async_commit();
+    else if constexpr (!kBulk) cp_async_commit();
   }
   entries(kStages - 1, next);
   uint32_t acc = 0;
@@ -150,20 +210,23 @@ __global__ void __launch_bounds__(32 * kRingWarps) kv_ring_read_kernel(ReadArgs 
     const int st = i % kStages, fill = (i + kStages - 1) % kStages;
     __syncwarp();
     if (i + kStages - 1 < mine) issue(fill, next);
-    cp_async_commit();
+    else if constexpr (!kBulk) cp_async_commit();
     entries(i + kStages, next);
-    cp_async_wait<kStages - 1>();
+    if constexpr (kBulk) bulk_wait(&bars[st], unsigned(i / kStages) & 1u);
+    else cp_async_wait<kStages - 1>();
     __syncwarp();
+    // The bytes this lane copied: its row (bulk) or its pieces.
 #pragma unroll
     for (int u = 0; u < kPerLane; ++u) {
-      const vec16_t v = *reinterpret_cast<const vec16_t*>(ring + st * kStageBytes + (lane + 32 * u) * 16);
+      const int at = kBulk ? lane * kRowBytes + 16 * u : (lane + 32 * u) * 16;
+      const vec16_t v = *reinterpret_cast<const vec16_t*>(ring + st * kStageBytes + at);
       acc += v.x + v.y + v.z + v.w;
     }
     float x = static_cast<float>(acc & 0xffu);
     for (int k = 0; k < spin; ++k) x = fmaf(x, 1.0000001f, 1.f);
     if (x == -1.f) acc ^= 1u;  // (never: keeps the chain)
   }
-  cp_async_wait<0>();
+  if constexpr (!kBulk) cp_async_wait<0>();
   __shared__ typename BlockReduce<uint32_t, kRingThreads>::storage_type storage;
   const uint32_t total = BlockReduce<uint32_t, kRingThreads>::sum(acc, storage);
   if (threadIdx.x == 0) a.sums[blockIdx.x] = total;
@@ -180,6 +243,7 @@ struct Pattern {
   int heads;      // KV heads a block reads of each token (nhd); 1 for hnd
   int spin = -1;  // >= 0: the copy engine's ring (kv_ring_read_kernel, nhd/heads1) with that many FMAs a group
   int ring_warps = 4;  // the ring kernel's warps a block (its 96 KiB shared among them)
+  bool bulk = false;   // the ring filled by bulk copies (sm_90)
 };
 
 void bench_read(benchmark::State& st, Heads h, DType kvt, int batch, int ctx, Pattern pat) {
@@ -217,8 +281,12 @@ void bench_read(benchmark::State& st, Heads h, DType kvt, int batch, int ctx, Pa
   auto with_kernel = [&](auto&& f) {
     if (ring) {
       switch (run_bytes) {
-        case 128: return pat.ring_warps == 8 ? f(kv_ring_read_kernel<128, 8>) : f(kv_ring_read_kernel<128, 4>);
-        case 256: return f(kv_ring_read_kernel<256, 4>);  // (8 warps: 12 KiB a warp holds one 8 KiB stage)
+        case 128:
+          return pat.bulk ? f(kv_ring_read_kernel<128, 4, true>)
+                 : pat.ring_warps == 8 ? f(kv_ring_read_kernel<128, 8>)
+                                       : f(kv_ring_read_kernel<128, 4>);
+        case 256:  // (8 warps: 12 KiB a warp holds one 8 KiB stage)
+          return pat.bulk ? f(kv_ring_read_kernel<256, 4, true>) : f(kv_ring_read_kernel<256, 4>);
       }
     } else if (hnd) {
       switch (run_bytes) {
@@ -295,6 +363,10 @@ void register_all() {
           pats.push_back({Layout::nhd, 1, 0});
           pats.push_back({Layout::nhd, 1, kRingSpin});
           if (h.d * dtype_bytes(kvt) == 128) pats.push_back({Layout::nhd, 1, kRingSpin, 8});
+          if (device_info().sm_major >= 9) {
+            pats.push_back({Layout::nhd, 1, 0, 4, true});
+            pats.push_back({Layout::nhd, 1, kRingSpin, 4, true});
+          }
         }
 #endif
         for (const Pattern& p : pats) {
@@ -302,7 +374,7 @@ void register_all() {
                                    std::to_string(h.d) + "/" + dtype_name(kvt) + "/ps16/B" + std::to_string(s.batch) +
                                    "/ctx" + std::to_string(s.ctx) + "/" + (p.layout == Layout::nhd ? "nhd" : "hnd") +
                                    "/heads" + std::to_string(p.heads) +
-                                   (p.spin < 0 ? "" : p.ring_warps == 8 ? "/ring8w" : "/ring") +
+                                   (p.spin < 0 ? "" : p.bulk ? "/ring_bulk" : p.ring_warps == 8 ? "/ring8w" : "/ring") +
                                    (p.spin > 0 ? "_spin" + std::to_string(p.spin) : "");
           benchmark::RegisterBenchmark(name.c_str(), bench_read, h, kvt, s.batch, s.ctx, p)
               ->UseManualTime()
