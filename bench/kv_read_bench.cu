@@ -12,7 +12,8 @@
 // reads its head's page_size x D run of each page; "nhd/heads1/ring" (CUDA, rows up to 256 bytes): the
 // attention kernels' pattern through their copy engine (kv_ring_read_kernel: cp.async into per-warp rings,
 // 4 warps a block), "ring_spin256" with a dependent chain of 256 FMAs a group standing in for the math,
-// "ring8w_spin256" the same with 8 warps a block sharing the block's 96 KiB (3 stages of 128-byte rows).
+// "ring8w_spin256" the same with 8 warps a block sharing the block's 96 KiB (3 stages of 128-byte rows);
+// "ring_bulk" and "ring_bulk_spin256" (sm_90): the 4-warp ring filled by bulk copies, one row a lane.
 // Work split: block = (sequence, head group, chunk of >= 16 pages), one wave (the chunk count fills the
 // resident blocks where the pages allow, so no tail of a second wave), 8 warps taking the chunk's pages in
 // turn; a warp reads a page's runs as 16-byte pieces, 8 loads a lane in flight (from several pages where a
