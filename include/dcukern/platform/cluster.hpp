@@ -13,6 +13,12 @@
 //                              shared memory may arrive and exit without waiting.
 //   cluster_wait_acquire():    the second half: returns once every thread of the cluster that has not exited
 //                              has arrived.
+//   cluster_arrive_relaxed():  a first half that orders no memory operation: the thread does not wait for its
+//                              loads in flight. With cluster_fence_release() before it (in the threads whose
+//                              writes others read), the writes before the fence are visible to the threads
+//                              that return from cluster_wait_acquire().
+//   cluster_fence_release():   this thread's earlier memory operations, ordered at cluster scope before its
+//                              later ones (it waits for its loads in flight: issue it before them).
 #pragma once
 #include <cstdint>
 
@@ -52,6 +58,22 @@ __device__ __forceinline__ T* cluster_shared(T* p, uint32_t rank) {
 __device__ __forceinline__ void cluster_arrive_release() {
 #if DCUKERN_DEVICE_HAS_CLUSTERS
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+#else
+  unreachable_on_this_target();
+#endif
+}
+
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+#if DCUKERN_DEVICE_HAS_CLUSTERS
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#else
+  unreachable_on_this_target();
+#endif
+}
+
+__device__ __forceinline__ void cluster_fence_release() {
+#if DCUKERN_DEVICE_HAS_CLUSTERS
+  asm volatile("fence.acq_rel.cluster;" ::: "memory");
 #else
   unreachable_on_this_target();
 #endif
