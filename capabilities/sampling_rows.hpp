@@ -27,7 +27,8 @@ constexpr const char* kSplitEvidence =
     "tests/device/sampling_{,edges_}device_test.cu (sm_90, H200, at 13beda6 and 57d97e6); "
     "capabilities/evidence/sampling-sm_90-d5dc319.json (the current kernels on the H200), sampling-sm_90.json "
     "(below 64 rows; sampling-sm_90-d5c2793.json at every batch; the fp32 rows' threshold sample, fine buckets "
-    "and 40-element tiles on an H100: sampling-sm_90-fp32-f1fb3c3.json); AMD: compile only";
+    "and 40-element tiles on an H100: sampling-sm_90-fp32-f1fb3c3.json; the cluster rows' relaxed first "
+    "arrival, tests and speed on an H100: sampling-sm_90-cluster-arrival-4504447.json); AMD: compile only";
 constexpr const char* kEvidence =
     "tests/host/sampling_*_test.cpp; tests/device/sampling_{,edges_}device_test.cu (sm_90, H200); "
     "capabilities/evidence/sampling-sm_90.json; AMD: compile only";
