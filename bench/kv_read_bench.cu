@@ -47,6 +47,30 @@ struct ReadArgs {
   uint32_t* sums;  // [grid]: the sum of the words each block read
 };
 
+// A block's share of the pool: its sequence's table row, head group and chunk of pages [first, last).
+struct BlockPages {
+  const int32_t* row;
+  int group, first, last;
+  // Where the block's run(s) of the page with table entry e start (entry < 0: a page past the chunk).
+  __device__ const uint8_t* page(const ReadArgs& a, int32_t e) const {
+    return a.pool + int64_t(e < 0 ? 0 : e) * a.page_stride + group * a.group_offset;
+  }
+};
+__device__ __forceinline__ BlockPages block_pages(const ReadArgs& a) {
+  const int group = static_cast<int>(blockIdx.x % unsigned(a.head_groups));
+  const int rest = static_cast<int>(blockIdx.x / unsigned(a.head_groups));
+  const int chunk = rest % a.chunks, b = rest / a.chunks;
+  const int first = chunk * a.chunk_pages;
+  return {a.table + int64_t(b) * a.pages_per_seq, group, first, min(a.pages_per_seq, first + a.chunk_pages)};
+}
+// The block's sum of the words its threads read, for the run's check.
+template <int kBlockThreads>
+__device__ __forceinline__ void write_block_sum(const ReadArgs& a, uint32_t acc) {
+  __shared__ typename BlockReduce<uint32_t, kBlockThreads>::storage_type storage;
+  const uint32_t total = BlockReduce<uint32_t, kBlockThreads>::sum(acc, storage);
+  if (threadIdx.x == 0) a.sums[blockIdx.x] = total;
+}
+
 // kRunBytes: bytes of one run (heads x row, or page_size x row for hnd), kRuns: runs a page (page_size, or
 // 1 for hnd). A lane's loads of kPages pages go out together where one page gives it fewer than kInFlight.
 template <int kRunBytes, int kRuns>
@@ -56,28 +80,24 @@ __global__ void __launch_bounds__(kThreads) kv_read_kernel(ReadArgs a, int /*spi
   static_assert(kRuns * kPieces % 32 == 0, "a page's pieces fill whole warps");
   constexpr int kBatch = kPerLane < kInFlight ? kPerLane : kInFlight;  // a lane's loads of a page a batch
   constexpr int kPages = kInFlight / kBatch;                            // pages a batch
-  const int group = static_cast<int>(blockIdx.x % unsigned(a.head_groups));
-  const int rest = static_cast<int>(blockIdx.x / unsigned(a.head_groups));
-  const int chunk = rest % a.chunks, b = rest / a.chunks;
+  const BlockPages bp = block_pages(a);
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
-  const int first = chunk * a.chunk_pages, last = min(a.pages_per_seq, first + a.chunk_pages);
-  const int32_t* row = a.table + int64_t(b) * a.pages_per_seq;
   uint32_t acc = 0;
   int32_t entry[kPages];  // the batch's pages' entries, read a batch ahead
   auto read_entries = [&](int p, int32_t (&e)[kPages]) {
 #pragma unroll
-    for (int j = 0; j < kPages; ++j) e[j] = p + j < last ? row[p + j] : -1;
+    for (int j = 0; j < kPages; ++j) e[j] = p + j < bp.last ? bp.row[p + j] : -1;
   };
-  int p = first + warp * kPages;
+  int p = bp.first + warp * kPages;
   read_entries(p, entry);
-  for (; p < last; p += kWarps * kPages) {
+  for (; p < bp.last; p += kWarps * kPages) {
     int32_t next[kPages];
     read_entries(p + kWarps * kPages, next);
     for (int q0 = 0; q0 < kPerLane; q0 += kBatch) {
       vec16_t v[kPages][kBatch];
 #pragma unroll
       for (int j = 0; j < kPages; ++j) {
-        const uint8_t* page = a.pool + int64_t(entry[j]) * a.page_stride + group * a.group_offset;
+        const uint8_t* page = bp.page(a, entry[j]);
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) {
           const int q = lane + 32 * (q0 + u);
@@ -93,9 +113,7 @@ __global__ void __launch_bounds__(kThreads) kv_read_kernel(ReadArgs a, int /*spi
 #pragma unroll
     for (int j = 0; j < kPages; ++j) entry[j] = next[j];
   }
-  __shared__ typename BlockReduce<uint32_t, kThreads>::storage_type storage;
-  const uint32_t total = BlockReduce<uint32_t, kThreads>::sum(acc, storage);
-  if (threadIdx.x == 0) a.sums[blockIdx.x] = total;
+  write_block_sum<kThreads>(a, acc);
 }
 
 // The attention kernels' copy engine alone (CUDA, sm_80+: cp.async): kRingWarps warps a block sharing 96 KiB
@@ -159,13 +177,9 @@ __global__ void __launch_bounds__(32 * kRingWarps) kv_ring_read_kernel(ReadArgs 
   static_assert(!kBulk || 2 * kPageSize == 32, "bulk: one row a lane");
   extern __shared__ __align__(128) unsigned char s_ring[];
   __shared__ uint64_t s_bars[kBulk ? kRingWarps : 1][kRingMaxStages];
-  const int group = static_cast<int>(blockIdx.x % unsigned(a.head_groups));
-  const int rest = static_cast<int>(blockIdx.x / unsigned(a.head_groups));
-  const int chunk = rest % a.chunks, b = rest / a.chunks;
+  const BlockPages bp = block_pages(a);
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
-  const int first = chunk * a.chunk_pages, last = min(a.pages_per_seq, first + a.chunk_pages);
-  const int groups = (last - first + 1) / 2;
-  const int32_t* row = a.table + int64_t(b) * a.pages_per_seq;
+  const int groups = (bp.last - bp.first + 1) / 2;
   unsigned char* ring = s_ring + warp * kStages * kStageBytes;
   uint64_t* bars = s_bars[kBulk ? warp : 0];
   if constexpr (kBulk) {
@@ -174,14 +188,12 @@ __global__ void __launch_bounds__(32 * kRingWarps) kv_ring_read_kernel(ReadArgs 
     __syncwarp();
   }
   auto entries = [&](int i, int32_t (&e)[2]) {  // the warp's group i: its two pages' entries (-1: none)
-    const int p = first + 2 * (warp + kRingWarps * i);
-    e[0] = p < last ? row[p] : -1;
-    e[1] = p + 1 < last ? row[p + 1] : -1;
+    const int p = bp.first + 2 * (warp + kRingWarps * i);
+    e[0] = p < bp.last ? bp.row[p] : -1;
+    e[1] = p + 1 < bp.last ? bp.row[p + 1] : -1;
   };
-  // Byte offset of row r of page j of a group in the pool (its entry e), the head group's run.
-  auto row_src = [&](int32_t e, int r) {
-    return a.pool + int64_t(e < 0 ? 0 : e) * a.page_stride + r * a.run_stride + group * a.group_offset;
-  };
+  // Row r of the page with entry e, the head group's run.
+  auto row_src = [&](int32_t e, int r) { return bp.page(a, e) + r * a.run_stride; };
   auto issue = [&](int st, const int32_t (&e)[2]) {
     if constexpr (kBulk) {  // lane l: row l % 16 of page l / 16 (a group's pages are both in the chunk)
       if (lane == 0) bulk_expect(&bars[st], unsigned(kStageBytes));
@@ -228,9 +240,7 @@ __global__ void __launch_bounds__(32 * kRingWarps) kv_ring_read_kernel(ReadArgs 
     if (x == -1.f) acc ^= 1u;  // (never: keeps the chain)
   }
   if constexpr (!kBulk) cp_async_wait<0>();
-  __shared__ typename BlockReduce<uint32_t, kRingThreads>::storage_type storage;
-  const uint32_t total = BlockReduce<uint32_t, kRingThreads>::sum(acc, storage);
-  if (threadIdx.x == 0) a.sums[blockIdx.x] = total;
+  write_block_sum<kRingThreads>(a, acc);
 #endif
 }
 
