@@ -6,12 +6,10 @@
 //   cluster_rank():            this block's rank in its cluster (0 .. cluster size - 1).
 //   cluster_shared(p, rank):   the address of the same shared-memory object in block `rank` of the cluster,
 //                              for ordinary loads, stores and atomics.
-//   cluster_sync():            every thread of the cluster; writes before it (to any block's shared memory)
-//                              are visible to every thread after it.
-//   cluster_arrive_release():  the first half: this thread's earlier writes are visible to the threads that
-//                              return from cluster_wait_acquire(). A block that only writes to other blocks'
-//                              shared memory may arrive and exit without waiting.
-//   cluster_wait_acquire():    the second half: returns once every thread of the cluster that has not exited
+//   cluster_arrive_release():  a cluster barrier's first half: this thread's earlier writes are visible to
+//                              the threads that return from cluster_wait_acquire(). A block that only writes to
+//                              other blocks' shared memory may arrive and exit without waiting.
+//   cluster_wait_acquire():    its second half: returns once every thread of the cluster that has not exited
 //                              has arrived.
 //   cluster_arrive_relaxed():  a first half that orders no memory operation: the thread does not wait for its
 //                              loads in flight. With cluster_fence_release() before it (in the threads whose
@@ -85,11 +83,6 @@ __device__ __forceinline__ void cluster_wait_acquire() {
 #else
   unreachable_on_this_target();
 #endif
-}
-
-__device__ __forceinline__ void cluster_sync() {
-  cluster_arrive_release();
-  cluster_wait_acquire();
 }
 
 }  // namespace dcukern
