@@ -2,9 +2,10 @@
 # Builds and tests every flavour: host (g++: registry, references, host tests, the sampling, GDN and GEMV
 # device tests on the simulated device in both thread orders, install + find_package),
 # CUDA (nvcc, sm_90: every device test, benchmark and example compiled; device tests run where a GPU
-# is, else report skipped), HIP (hipcc for gfx906 gfx908 gfx90a gfx940 gfx1030 gfx1100: the examples, and
-# the benchmarks for gfx90a only (DCUKERN_HIP_BENCH_ARCHS; the examples and the ISA audit compile every kernel for
-# every target; the device tests are not built there, DCUKERN_DEVICE_TESTS=OFF), plus the ISA audit).
+# is, else report skipped), HIP (hipcc for gfx906 gfx908 gfx90a gfx940 gfx1030 gfx1100: gemv_example, and
+# dcukern-audit and the benchmarks for gfx90a only (DCUKERN_HIP_AUDIT_ARCHS, DCUKERN_HIP_BENCH_ARCHS: the ISA audit
+# compiles every kernel of every op for every target; the device tests are not built there,
+# DCUKERN_DEVICE_TESTS=OFF), plus the ISA audit).
 # DCUKERN_TEST_TRACE=1 also compiles the phase trace's check (bench/trace_check.cu) in the CUDA flavour.
 # Ends with one line: "dcukern: N passed, N failed, N skipped".
 set -uo pipefail
@@ -60,7 +61,7 @@ fi
 
 step "HIP flavour (hipcc, AMD targets; benchmarks too) + ISA audit"
 if cmake -S "$root" -B "$build/hip" -DDCUKERN_BACKEND=hip -DCMAKE_CXX_COMPILER=hipcc -DDCUKERN_BUILD_BENCH=ON \
-     -DDCUKERN_HIP_BENCH_ARCHS=gfx90a -DDCUKERN_DEVICE_TESTS=OFF >/dev/null &&
+     -DDCUKERN_HIP_BENCH_ARCHS=gfx90a -DDCUKERN_HIP_AUDIT_ARCHS=gfx90a -DDCUKERN_DEVICE_TESTS=OFF >/dev/null &&
    cmake --build "$build/hip" -j "$jobs" \
      2> >(grep -v "linker' input unused\|argument unused during compilation" >&2); then
   run_ctest "$build/hip"
