@@ -11,6 +11,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -104,6 +105,43 @@ bool loads_memory(const Kernel& k) {
   return false;
 }
 
+// GFX11.0 (gfx1100-gfx1103) computes v_mad_u64_u32 / v_mad_i64_i32 wrongly when the destination overlaps a
+// source: LLVM marks the destination early-clobber on those targets and its assembler rejects an overlap
+// ("destination must be different than all sources"), but clang 15 still allocates overlapping registers in
+// some 64-bit multiplies (llvm-project issue 59358), and its object files carry them unchecked.
+bool has_mad64_overlap_bug(const TargetInfo& t) { return std::string(t.name).rfind("gfx110", 0) == 0; }
+
+// Register range of an operand "v7" or "v[6:7]"; false for anything else (SGPRs, constants).
+bool vgpr_range(const std::string& op, int* lo, int* hi) {
+  if (std::sscanf(op.c_str(), "v[%d:%d]", lo, hi) == 2) return true;
+  if (op.size() > 1 && op[0] == 'v' && std::isdigit(static_cast<unsigned char>(op[1]))) {
+    *lo = *hi = std::atoi(op.c_str() + 1);
+    return true;
+  }
+  return false;
+}
+
+// The kernel's first "v_mad_u64_u32 / v_mad_i64_i32 vdst, sdst, src0, src1, src2" whose vdst overlaps a VGPR
+// source, or "" where there is none.
+std::string mad64_overlap(const Kernel& k) {
+  for (const auto& l : k.lines) {
+    const auto first = l.find_first_not_of(" \t");
+    if (first == std::string::npos || (l.compare(first, 13, "v_mad_u64_u32") && l.compare(first, 13, "v_mad_i64_i32")))
+      continue;
+    std::vector<std::string> ops;
+    std::stringstream rest(l.substr(first + 13));
+    for (std::string op; std::getline(rest, op, ',');) {
+      op.erase(0, op.find_first_not_of(" \t"));
+      ops.push_back(op.substr(0, op.find_first_of(" \t")));
+    }
+    int d_lo, d_hi, lo, hi;
+    if (ops.size() < 5 || !vgpr_range(ops[0], &d_lo, &d_hi)) continue;
+    for (size_t i = 2; i < 5; ++i)
+      if (vgpr_range(ops[i], &lo, &hi) && lo <= d_hi && d_lo <= hi) return l.substr(first);
+  }
+  return "";
+}
+
 template <class Op>
 int audit_rows(const char* op, const TargetInfo& t, const std::vector<Kernel>& kernels) {
   int failures = 0;
@@ -137,6 +175,10 @@ int audit_rows(const char* op, const TargetInfo& t, const std::vector<Kernel>& k
             }
         if (!found) verdict = std::string("CLAIM NOT IN ASM: ") + info.name;
       }
+      if (has_mad64_overlap_bug(t))
+        for (const Kernel* k : mine)
+          if (verdict == "ok" && !mad64_overlap(*k).empty())
+            verdict = "HAZARD: " + mad64_overlap(*k) + " (destination overlaps a source: wrong on GFX11.0)";
     }
     failures += verdict != "ok";
     int vgprs = -1, scratch = -1, occupancy = 1 << 20;
@@ -235,6 +277,14 @@ int main(int argc, char** argv) {
       std::printf("| - | (no %s without %s) | - | - | - | - | %s |\n", f.forbidden, f.name,
                   found ? "FORBIDDEN INSTRUCTION FOUND" : "ok");
       failures += found;
+    }
+    if (has_mad64_overlap_bug(*t)) {
+      int hazards = 0;
+      for (const Kernel& k : kernels) hazards += !mad64_overlap(k).empty();
+      std::printf("| - | (no v_mad_u64_u32 / v_mad_i64_i32 destination overlapping a source: GFX11.0) | - | %zu "
+                  "| - | - | %s |\n", kernels.size(),
+                  hazards ? (std::to_string(hazards) + " KERNELS WITH AN OVERLAP").c_str() : "ok");
+      failures += hazards > 0;
     }
     print_resource_warnings(kernels);
   }

@@ -20,7 +20,10 @@
 
 #if defined(__HIP_DEVICE_COMPILE__) && (defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || \
                                         defined(__gfx1103__))
+#define DCUKERN_DEVICE_GFX11_0 1  // device code for GFX11.0 (RDNA3 gfx1100-gfx1103)
 #define DCUKERN_SHUFFLE_BLOCK_REDUCE 1
+#else
+#define DCUKERN_DEVICE_GFX11_0 0
 #endif
 
 namespace dcukern {
@@ -143,5 +146,29 @@ struct BlockScan {
   }
 #endif
 };
+
+// Whether `p` holds in any thread of the (1-D) block; a barrier (every thread calls it). __syncthreads_or, but on
+// GFX11.0: there ROCm's __syncthreads_or (the device library's __ockl_wgred_or_i32) compiles under clang 15 to a
+// v_mad_u64_u32 whose destination overlaps a source, which that hardware computes wrongly (the ISA audit checks
+// for it), so one shared word is cleared, set by the threads that hold `p`, and read between barriers.
+#if DCUKERN_PLATFORM_SIM
+inline bool block_any(bool p, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  return __syncthreads_or(p, file, line);  // the barrier's site is the caller's
+}
+#else
+__device__ inline bool block_any(bool p) {
+#if DCUKERN_DEVICE_GFX11_0
+  __shared__ int any;
+  __syncthreads();  // the previous call's reads are done
+  if (threadIdx.x == 0) any = 0;
+  __syncthreads();
+  if (p) any = 1;
+  __syncthreads();
+  return any != 0;
+#else
+  return __syncthreads_or(p);
+#endif
+}
+#endif
 
 }  // namespace dcukern

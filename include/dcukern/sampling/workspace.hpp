@@ -136,7 +136,10 @@ DCUKERN_HD constexpr int split_items(int64_t batch, int64_t vocab, DType logits,
 constexpr int kLocalListBudget = 1024;
 static_assert(kLocalListBudget <= kSplitCap / 2, "lists of about k entries a tile stay under the cap");
 DCUKERN_HD constexpr bool split_local_top_k(int64_t batch, int32_t top_k, int tiles) {
-  return batch < kSplitLargeBatch && top_k <= kListCap / 2 && int64_t(top_k) * tiles <= kLocalListBudget;
+  // (32-bit product, both factors bounded first: a 64-bit one compiles for GFX11.0 to a v_mad_u64_u32 that
+  // overlaps its source, which the ISA audit rejects)
+  return batch < kSplitLargeBatch && top_k <= kListCap / 2 && tiles <= kLocalListBudget &&
+         (top_k <= 0 || top_k * tiles <= kLocalListBudget);
 }
 // Whether a call needs the threshold kernel: not when top_k is one value for the batch (top_k_per_row:
 // a device array) that split_local_top_k admits, since every row then either takes its tiles' own cuts

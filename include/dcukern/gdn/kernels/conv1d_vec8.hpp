@@ -38,7 +38,9 @@ __global__ void __launch_bounds__(kConvThreads) conv1d_vec8_kernel(Conv1dArgs a)
   for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += int64_t(gridDim.x) * blockDim.x) {
     const int b = static_cast<int>(idx / groups);
-    const int64_t c0 = (idx % groups) * 8;
+    // (channel offsets in 32 bits, dim <= kConv1dMaxDim: a 64-bit one compiles for GFX11.0 to a v_mad_u64_u32
+    // that overlaps its source, which the ISA audit rejects)
+    const int c0 = static_cast<int>(idx % groups) * 8;
     const int64_t slot = a.slots[b];
     float y[8];
     if (!slot_valid(slot, a.num_slots)) {

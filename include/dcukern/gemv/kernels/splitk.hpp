@@ -24,8 +24,9 @@ __global__ void __launch_bounds__(kSplitkThreads) gemv_splitk_kernel(GemvArgs a)
   } else {
     const int lane = lane_id();
     const int wave = static_cast<int>(threadIdx.x) / kWarpSize;
-    const int waves = static_cast<int>(blockDim.x) / kWarpSize;
-    const int64_t rows_per_tile = static_cast<int64_t>(waves) * kSplitkRows;
+    // Launched with kSplitkThreads: a constant tile height (a 64-bit multiply by a runtime value compiles for
+    // GFX11.0 to a v_mad_u64_u32 that overlaps its source, which the ISA audit rejects)
+    constexpr int64_t rows_per_tile = (kSplitkThreads / kWarpSize) * kSplitkRows;
     const int64_t tiles = (a.m + rows_per_tile - 1) / rows_per_tile;
     const int64_t vecs = a.k / 8;
     const int64_t chunks = (vecs + kChunkVecs - 1) / kChunkVecs;

@@ -97,7 +97,7 @@ __device__ inline OrderedCandidates sort_top_by_bin(int n, int k, uint32_t top_b
     outside = outside || (j < n && b >= uint32_t(kBins));
     mixed = mixed || (j < n && (fine > 0 || !one_logit_bin(key[q])));
   }
-  if (__syncthreads_or(outside)) return sort_candidates(n, s), sorted_all;  // (every key is in registers)
+  if (block_any(outside)) return sort_candidates(n, s), sorted_all;  // (every key is in registers)
   if (mixed) s.mixed_bins = 1;
 #pragma unroll
   for (int q = 0; q < kCapItems; ++q)
@@ -176,7 +176,7 @@ __device__ inline bool order_few_by_bucket(int n, int k, uint32_t top_bin, Share
   const uint32_t distance = top_bin - uint32_t(key >> 48);
   const uint32_t bucket = distance < uint32_t(kOpen) ? distance : uint32_t(kOpen);
   const uint32_t arrival = has ? atomicAdd(&s.few_count[bucket], 1u) : 0u;
-  if (__syncthreads_or(has && !one_logit_bin(key))) return false;
+  if (block_any(has && !one_logit_bin(key))) return false;
   // Every wave: lane l's buckets 8l .. 8l + 7, their running counts, and the k-th key's bucket.
   const uint4* groups = reinterpret_cast<const uint4*>(s.few_count);
   const uint4 lo = groups[2 * lane], hi = groups[2 * lane + 1];

@@ -24,7 +24,7 @@ __device__ inline RowMax row_max(const Loader& L, Shared& s) {
     const uint64_t k = sort_key(finite_logit(x), i);
     best = k > best ? k : best;
   });
-  nan = __syncthreads_or(nan);
+  nan = block_any(nan);
   return RowMax{all_max(best, s), nan};
 }
 

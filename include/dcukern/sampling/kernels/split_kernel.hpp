@@ -31,7 +31,7 @@ __device__ inline bool plan_gather(int tiles, SplitShared& s) {
     short_list = short_list || ti.count > ti.listed;
     s.gather_n[t] = uint16_t(ti.listed);
   }
-  return !__syncthreads_or(short_list);
+  return !block_any(short_list);
 }
 
 // After a gather's appends: the number of candidates it stored (at most kCap), once every thread's are in.

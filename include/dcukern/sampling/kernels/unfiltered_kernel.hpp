@@ -200,7 +200,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
     const uint32_t k = order_key(finite_logit(x[u]));
     if (k > best_word) best_word = k, best_u = u;
   }
-  nan = __syncthreads_or(nan);  // (s.params is written before it)
+  nan = block_any(nan);  // (s.params is written before it)
   const RowParams p = s.params;
   uint64_t best = best_word == 0 ? 0 : sort_key(key_value(best_word), b.base + Tile::offset(best_u));
   best = all_max(best, s);
@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(kThreads, DCUKERN_CUDA_MIN_BLOCKS(kUnfilteredM
   }
   const uint64_t tile_key = t < b.tiles ? load_coherent(&header[t].max_key) : 0;
   const float tile_mass = t < b.tiles ? load_coherent(&header[t].mass) : 0.0f;
-  const bool row_nan = __syncthreads_or(t < b.tiles && load_coherent(&header[t].nan) != 0);
+  const bool row_nan = block_any(t < b.tiles && load_coherent(&header[t].nan) != 0);
   const uint64_t top = all_max(tile_key, s);
   const float m = key_logit(top);
   constexpr bool kTwoKernels = kRole != UnfilteredRole::draw;
