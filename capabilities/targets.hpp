@@ -40,7 +40,8 @@ inline constexpr TargetInfo kTargets[] = {
     {"gfx1100", Vendor::amd, "AMD RX 7900, Radeon PRO W7900", 32, 65536, features(F::dot2_f32_f16),
      features(F::dot2c_f32_f16), true, Confidence::high,
      "LLVM AMDGPU; fdot2 compiles to v_dot2acc_f32_f16 here (dot2c renamed; the dot2c row's asm does not "
-     "cover it); Debian's device libraries lack gfx1100, so it builds with -nogpulib"},
+     "cover it); Debian's device libraries predate gfx11: the build generates their one target file; "
+     "v_mad_u64_u32 / v_mad_i64_i32 must not overlap a source (hardware bug; the ISA audit checks)"},
     // ---- Hygon DCU (wave64; only Hygon's DTK compiler targets these) ----
     {"gfx926", Vendor::hygon, "Hygon DCU K100", 64, 65536, 0, features(F::dot2_f32_f16, F::dot2c_f32_f16),
      false, Confidence::medium, "public forks; matrix units are f32/f64 MMAC only; dot2 support: sources disagree"},

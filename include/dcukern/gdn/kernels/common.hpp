@@ -1,6 +1,6 @@
 // Shared pieces of the GDN kernels: the argument blocks, element access for the runtime dtypes, 16-byte
 // fragment loads and stores, fp32 math that lowers to instructions on every target (no device library
-// needed: gfx11 builds use -nogpulib), the gating and the per-token staging of q and k.
+// needed where a target's device libraries are missing), the gating and the per-token staging of q and k.
 #pragma once
 #include <cstdint>
 #include <type_traits>
