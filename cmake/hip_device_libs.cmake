@@ -8,8 +8,13 @@
 find_path(DCUKERN_HIP_DEVICE_LIB_DIR oclc_isa_version_906.bc
   PATHS /usr/lib/x86_64-linux-gnu/amdgcn/bitcode /opt/rocm/amdgcn/bitcode /opt/rocm/lib/amdgcn/bitcode
         /opt/dtk/amdgcn/bitcode)
-find_program(DCUKERN_HIP_CLANG NAMES clang-${CMAKE_CXX_COMPILER_VERSION_MAJOR} clang
-  HINTS /usr/lib/llvm-${CMAKE_CXX_COMPILER_VERSION_MAJOR}/bin)
+# The LLVM behind hipcc (clang 15 on Debian 12): its clang makes the generated library, its llvm-mc re-assembles
+# the ISA audit's assembly (tools/).
+string(REGEX MATCH "^[0-9]+" DCUKERN_HIP_LLVM_MAJOR "${CMAKE_CXX_COMPILER_VERSION}")
+find_program(DCUKERN_HIP_CLANG NAMES clang-${DCUKERN_HIP_LLVM_MAJOR} clang
+  HINTS /usr/lib/llvm-${DCUKERN_HIP_LLVM_MAJOR}/bin /opt/rocm/llvm/bin)
+find_program(DCUKERN_HIP_LLVM_MC NAMES llvm-mc-${DCUKERN_HIP_LLVM_MAJOR} llvm-mc
+  HINTS /usr/lib/llvm-${DCUKERN_HIP_LLVM_MAJOR}/bin /opt/rocm/llvm/bin)
 
 # gfxABC -> the ISA version constant: major ABC minus its last two digits, then minor and stepping (hex).
 function(dcukern_isa_version arch out)
