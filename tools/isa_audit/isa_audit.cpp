@@ -177,8 +177,8 @@ int audit_rows(const char* op, const TargetInfo& t, const std::vector<Kernel>& k
       }
       if (has_mad64_overlap_bug(t))
         for (const Kernel* k : mine)
-          if (verdict == "ok" && !mad64_overlap(*k).empty())
-            verdict = "HAZARD: " + mad64_overlap(*k) + " (destination overlaps a source: wrong on GFX11.0)";
+          if (const std::string bad = mad64_overlap(*k); verdict == "ok" && !bad.empty())
+            verdict = "HAZARD: " + bad + " (destination overlaps a source: wrong on GFX11.0)";
     }
     failures += verdict != "ok";
     int vgprs = -1, scratch = -1, occupancy = 1 << 20;
