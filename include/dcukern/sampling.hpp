@@ -29,8 +29,6 @@
 
 namespace dcukern {
 
-using SamplingOptions = RowOptions;
-
 // Zeroes a newly allocated workspace on `stream` (once; see above).
 inline Status sampling_workspace_init(void* workspace, size_t workspace_bytes, stream_t stream) {
   return runtime_status(runtime_memset_async(workspace, 0, workspace_bytes, stream), "sampling workspace");

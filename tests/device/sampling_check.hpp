@@ -21,10 +21,18 @@
 #include <vector>
 
 #include "dcukern/ref/sampling.hpp"
-#include "dcukern/sampling.hpp"
+#include "dcukern/sampling/select.hpp"
 #include "support.hpp"
 
 namespace dcukern::test::sampling_check {
+
+// The suite's calls into dcukern/sampling.hpp, defined in sampling_device_test.cu alone: a unit that includes
+// that header compiles every sampling kernel (its inline sample() instantiates them all: minutes of nvcc), so
+// this header takes the host side only (sampling/select.hpp) and the suite's other units call these.
+Status sample_call(const SamplingParams& p, stream_t stream, const SamplingOptions& opt = {});
+Status sample_call(const SamplingParams& p, void* workspace, size_t workspace_bytes, stream_t stream,
+                   const SamplingOptions& opt);
+Status workspace_init_call(void* workspace, size_t workspace_bytes, stream_t stream);
 
 // The set a draw may come from where a filter's boundary is a knife edge: the reference's set with top_p
 // raised and min_p lowered by 1e-4 relative (a float decision within 1e-5 of the boundary may fall either
@@ -115,7 +123,7 @@ inline std::vector<const char*> workspace_rows(const Batch& lb) {
 struct Workspace {
   DeviceBuffer<uint8_t> d;
   explicit Workspace(size_t bytes) : d(bytes) {
-    REQUIRE(sampling_workspace_init(d.get(), d.size(), nullptr).ok());
+    REQUIRE(workspace_init_call(d.get(), d.size(), nullptr).ok());
     test::device_synchronize();
   }
   // The row counters a call of batch b uses: zero between calls.
@@ -125,9 +133,9 @@ struct Workspace {
     return std::all_of(bytes.begin(), bytes.begin() + std::min(n, bytes.size()), [](uint8_t x) { return x == 0; });
   }
   Status sample(const SamplingParams& p, stream_t stream, const char* row) {
-    if (!row) return dcukern::sample(p, stream);
+    if (!row) return sample_call(p, stream);
     const ScopedForce forced(row);
-    return dcukern::sample(p, d.get(), d.size(), stream, SamplingOptions{row});
+    return sample_call(p, d.get(), d.size(), stream, SamplingOptions{row});
   }
 };
 inline size_t workspace_bytes(const Batch& lb) {

@@ -16,11 +16,25 @@
 //    split row pinned (sampling.split.vec where the shape allows 16-byte loads, else sampling.split),
 //    with a workspace; most cases also the stream row (sampling.stream.vec) where 16-byte loads fit and B
 //    is in its range.
+#include "dcukern/sampling.hpp"
 #include "sampling_check.hpp"
 
 using namespace dcukern;
 using namespace dcukern::test::sampling_check;
 using dcukern::test::DeviceBuffer;
+
+namespace dcukern::test::sampling_check {  // this unit alone compiles the sampling kernels (sampling_check.hpp)
+Status sample_call(const SamplingParams& p, stream_t stream, const SamplingOptions& opt) {
+  return dcukern::sample(p, stream, opt);
+}
+Status sample_call(const SamplingParams& p, void* workspace, size_t workspace_bytes, stream_t stream,
+                   const SamplingOptions& opt) {
+  return dcukern::sample(p, workspace, workspace_bytes, stream, opt);
+}
+Status workspace_init_call(void* workspace, size_t workspace_bytes, stream_t stream) {
+  return sampling_workspace_init(workspace, workspace_bytes, stream);
+}
+}  // namespace dcukern::test::sampling_check
 
 TEST_CASE("small vocabularies: draws follow the exact filtered distribution under every filter combination") {
   struct Case {

@@ -10,6 +10,8 @@
 
 namespace dcukern {
 
+using SamplingOptions = RowOptions;  // sample()'s options: the row to pin, an explanation of the choice
+
 struct SamplingOp
     : RowTable<capabilities::SamplingRow, std::size(capabilities::kSamplingRows), capabilities::kSamplingRows> {
   // Both kernels are portable: every device build holds them.
