@@ -24,16 +24,18 @@ __global__ void __launch_bounds__(kSplitkThreads) gemv_splitk_kernel(GemvArgs a)
   } else {
     const int lane = lane_id();
     const int wave = static_cast<int>(threadIdx.x) / kWarpSize;
+    // The tile height: a constant (the kernel is launched with kSplitkThreads) on AMD, and on NVIDIA for kN >= 4;
+    // from blockDim on NVIDIA for kN <= 2. AMD: taken from blockDim, the 64-bit multiply below compiles for
+    // GFX11.0 to a v_mad_u64_u32 that overlaps its source (the ISA audit rejects it). NVIDIA (an H100): the
+    // constant form took N = 1-2 up to 1.10x the time (capabilities/evidence/isa-gfx1100-mad64-overlap.json),
+    // N >= 4 0.85-1.01x, median 0.98 (gemv-sm_90-splitk-tile.json).
 #if DCUKERN_PLATFORM_HIP
-    // AMD: a constant tile height (the kernel is launched with kSplitkThreads). Taken from blockDim, the 64-bit
-    // multiply below compiles for GFX11.0 to a v_mad_u64_u32 that overlaps its source (the ISA audit rejects it).
-    constexpr int64_t rows_per_tile = (kSplitkThreads / kWarpSize) * kSplitkRows;
+    constexpr bool kConstantTile = true;
 #else
-    // NVIDIA: from blockDim, the form measured (the constant one, on an H100: N = 1-2 up to 1.10x the time,
-    // N >= 4 up to 0.85x; capabilities/evidence/isa-gfx1100-mad64-overlap.json)
-    const int waves = static_cast<int>(blockDim.x) / kWarpSize;
-    const int64_t rows_per_tile = static_cast<int64_t>(waves) * kSplitkRows;
+    constexpr bool kConstantTile = kN >= 4;
 #endif
+    const int64_t rows_per_tile = kConstantTile ? int64_t(kSplitkThreads / kWarpSize) * kSplitkRows
+                                                : int64_t(blockDim.x / kWarpSize) * kSplitkRows;
     const int64_t tiles = (a.m + rows_per_tile - 1) / rows_per_tile;
     const int64_t vecs = a.k / 8;
     const int64_t chunks = (vecs + kChunkVecs - 1) / kChunkVecs;
