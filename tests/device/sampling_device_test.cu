@@ -11,11 +11,16 @@
 //    small V, min_p 1 over ties in three tiles, V = 151936, B = 1 / 32 / 1024, per-row min_p and
 //    temperature, seeds, greedy and invalid rows, graph replay.
 //  - the split rows' paths: few candidates ordered by bucket, a tile's list overflowing, a misleading sample,
-//    tiles' own cuts, one workspace over calls of different shapes; rows whose largest logit is not above 0.
+//    tiles' own cuts, one workspace over calls of different shapes; rows whose largest logit is not above 0;
+//    the threshold kernel's bin against its definition.
 //  - every case runs the row automatic selection picks without a workspace (a one-block row) and the
 //    split row pinned (sampling.split.vec where the shape allows 16-byte loads, else sampling.split),
 //    with a workspace; most cases also the stream row (sampling.stream.vec) where 16-byte loads fit and B
 //    is in its range.
+#include <cfloat>
+#include <cstring>
+#include <utility>
+
 #include "dcukern/sampling.hpp"
 #include "sampling_check.hpp"
 
@@ -326,6 +331,96 @@ TEST_CASE("split rows: a sample that misleads the threshold makes the row fall b
       rp.top_p = c.top_p;
       for (const char* row : workspace_rows(lb)) check_distribution(lb, away_from_edges(lb.row, rp), row);
     }
+}
+
+namespace {
+// The value bin of a logit (sampling_detail::value_bin), on the host: the top 16 bits of its order key.
+uint32_t host_value_bin(float x) {
+  x = std::min(x, FLT_MAX);  // +inf counts as the largest finite float
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if (u == 0x80000000u) u = 0;  // -0 ties with +0
+  return (u >> 31 ? ~u : u | 0x80000000u) >> 16;
+}
+// The threshold by its definition (split_threshold.hpp): the bin of the sample's m-th largest element (the
+// first kSampleRunBytes of every kSampleStrideBytes), at most kWindow - 1 bins below the sample's largest, 0
+// at or below bin 0x80.
+uint32_t reference_threshold(const std::vector<float>& row, int elt_bytes, int32_t top_k) {
+  const int64_t run = sampling_detail::kSampleRunBytes / elt_bytes, stride = sampling_detail::kSampleStrideBytes / elt_bytes;
+  std::vector<uint32_t> bins;
+  for (int64_t s = 0; s < int64_t(row.size()); s += stride)
+    for (int64_t i = s; i < std::min(s + run, int64_t(row.size())); ++i) bins.push_back(host_value_bin(row[i]));
+  std::sort(bins.rbegin(), bins.rend());
+  const uint32_t m = sampling_detail::sample_target(top_k), window = uint32_t(sampling_detail::kWindow);
+  const uint32_t reach = m <= bins.size() ? std::min(bins[0] - bins[m - 1], window - 1) : window - 1;
+  return bins[0] > reach + 0x80u ? bins[0] - reach : 0u;
+}
+// The threshold kernel's bins for the batch's rows (kBlock threads a row; top_k beyond the tiles' own cuts).
+template <DType DT, int kBlock>
+std::vector<uint32_t> kernel_thresholds(const Batch& lb, int32_t top_k) {
+  using namespace sampling_detail;
+  const DeviceContext* ctx = nullptr;
+  REQUIRE(current_device_context(&ctx).ok());
+  DeviceBuffer<uint8_t> ws(split_workspace_bytes(lb.b, lb.v));
+  const SplitWorkspace w = split_layout(ws.get(), lb.b, lb.v, DT, true, false);
+  REQUIRE(!split_local_top_k(lb.b, top_k, w.tiles));
+  DeviceBuffer<int32_t> tokens(size_t(lb.b));
+  const SamplingArgs a{lb.d.get(), lb.ld, lb.v, tokens.get(), false, nullptr, 1.0f, nullptr, top_k, nullptr, 1.0f,
+                       nullptr, 0.0f, nullptr, 1, 0, nullptr, nullptr};
+  REQUIRE(launch_dependent_on(*ctx, "threshold", sampling_threshold_kernel<true, DT, kBlock>, dim3(unsigned(lb.b)),
+                              dim3(unsigned(kBlock)), stream_t{}, a, w)
+              .ok());
+  test::device_synchronize();
+  const auto bytes = ws.download();
+  std::vector<uint32_t> out(size_t(lb.b));
+  std::memcpy(out.data(), bytes.data() + (reinterpret_cast<const uint8_t*>(w.threshold) - ws.get()), out.size() * 4);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("the threshold kernel's bin is that of the sample's m-th largest element, at both block sizes") {
+  // It decides speed only (the tiles count exactly, a row outside [k, cap] falls back), so the draws'
+  // checks cannot see it: here it is compared with its definition. Rows of one and of several groups of
+  // loads a block (V = 262144 fp32: four at 512 threads), few threads holding any (V = 4096), ties, negative
+  // rows, -inf and +inf entries, -0 and +0, a spread wider than the window, every entry -inf.
+  std::mt19937_64 rng(11);
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  std::vector<std::pair<const char*, std::vector<float>>> rows;
+  auto add = [&](const char* name, int64_t v, auto f) {
+    std::vector<float> l(v);
+    for (int64_t i = 0; i < v; ++i) l[i] = f(i);
+    rows.emplace_back(name, std::move(l));
+  };
+  add("normal", 151936, [&](int64_t) { return nd(rng); });
+  add("normal, V = 262144", 262144, [&](int64_t) { return nd(rng); });
+  add("normal, V = 4096", 4096, [&](int64_t) { return nd(rng); });
+  add("ties", 151936, [&](int64_t i) { return i % 3 ? 1.0f : 0.5f; });
+  add("negative", 151936, [&](int64_t) { return -5.0f - std::fabs(nd(rng)); });
+  add("-inf and +inf entries", 151936, [&](int64_t i) {
+    return i % 5 == 0 ? -INFINITY : i == 777 ? INFINITY : i % 7 == 0 ? (i % 2 ? -0.0f : 0.0f) : nd(rng);
+  });
+  add("wider than the window", 151936, [&](int64_t) { return std::ldexp(1.0f, int(nd(rng) * 30.0f)); });
+  add("every entry -inf", 4096, [&](int64_t) { return -INFINITY; });
+  int checked = 0;
+  for (const auto& [name, values] : rows)
+    for (DType dt : {DType::f32, DType::bf16})
+      for (int32_t k : {20, 200, 1000, 2048}) {
+        const Batch lb(dt, values, k == 20 ? sampling_detail::kSplitLargeBatch : 2);
+        if (k >= lb.v) continue;
+        const uint32_t want = reference_threshold(lb.row, dtype_bytes(dt), k);
+        const auto narrow = dt == DType::f32 ? kernel_thresholds<DType::f32, sampling_detail::kThresholdThreads>(lb, k)
+                                             : kernel_thresholds<DType::bf16, sampling_detail::kThresholdThreads>(lb, k);
+        const auto wide = dt == DType::f32
+                              ? kernel_thresholds<DType::f32, sampling_detail::kThresholdThreadsWide>(lb, k)
+                              : kernel_thresholds<DType::bf16, sampling_detail::kThresholdThreadsWide>(lb, k);
+        INFO(name << ", " << dtype_name(dt) << ", k = " << k);
+        for (int64_t r = 0; r < lb.b; ++r) {
+          CHECK(narrow[size_t(r)] == want);
+          CHECK(wide[size_t(r)] == want);
+        }
+        ++checked;
+      }
+  CHECK(checked == 64);  // every row, dtype and k above (none skipped)
 }
 
 TEST_CASE("rows whose largest logit is not above 0: the stream row's draw finds the largest candidate") {
