@@ -11,8 +11,9 @@
 // the mp5 cells). A pinned row is forced for its cells: a row without device evidence is measured too.
 #include <vector>
 
-#include "dcukern/sampling.hpp"
+#include "dcukern/platform/numeric.hpp"
 #include "harness.hpp"
+#include "sampling_calls.hpp"  // tests/device: sample() compiled in one unit
 
 using namespace dcukern;
 using namespace dcukern::bench;
@@ -56,7 +57,7 @@ struct Buffers {
     device_alloc(&tokens, b * 4);
     workspace_bytes = sampling_workspace_bytes(params(0, 20, 0.9f));
     device_alloc(&workspace, workspace_bytes);
-    if (Status e = sampling_workspace_init(workspace, workspace_bytes, nullptr); !e.ok()) fail(e.to_string().c_str());
+    if (Status e = test::workspace_init_call(workspace, workspace_bytes, nullptr); !e.ok()) fail(e.to_string().c_str());
     BENCH_RT(runtime_synchronize());
   }
   ~Buffers() {
@@ -84,14 +85,16 @@ void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k,
   const ScopedForce forced(row);  // (pinned rows only)
   Explanation why;
   const SamplingOptions pin{row, &why};
-  if (Status e = sample(buf.params(0, k, p, min_p), buf.workspace, buf.workspace_bytes, nullptr, pin); !e.ok()) {
+  if (Status e = test::sample_call(buf.params(0, k, p, min_p), buf.workspace, buf.workspace_bytes, nullptr, pin);
+      !e.ok()) {
     st.SkipWithError(e.to_string().c_str());
     return;
   }
   double us = 0;
   for (auto _ : st)
     us = graph_time_us(buf.copies, [&](stream_t s, int c) {
-      const Status e = sample(buf.params(c, k, p, min_p), buf.workspace, buf.workspace_bytes, s, SamplingOptions{row});
+      const Status e =
+          test::sample_call(buf.params(c, k, p, min_p), buf.workspace, buf.workspace_bytes, s, SamplingOptions{row});
       if (!e.ok()) fail(e.to_string().c_str());
     });
   st.SetIterationTime(us * 1e-6);

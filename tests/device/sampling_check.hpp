@@ -22,17 +22,13 @@
 
 #include "dcukern/ref/sampling.hpp"
 #include "dcukern/sampling/select.hpp"
+#include "sampling_calls.hpp"
 #include "support.hpp"
 
 namespace dcukern::test::sampling_check {
 
-// The suite's calls into dcukern/sampling.hpp, defined in sampling_device_test.cu alone: a unit that includes
-// that header compiles every sampling kernel (its inline sample() instantiates them all: minutes of nvcc), so
-// this header takes the host side only (sampling/select.hpp) and the suite's other units call these.
-Status sample_call(const SamplingParams& p, stream_t stream, const SamplingOptions& opt = {});
-Status sample_call(const SamplingParams& p, void* workspace, size_t workspace_bytes, stream_t stream,
-                   const SamplingOptions& opt);
-Status workspace_init_call(void* workspace, size_t workspace_bytes, stream_t stream);
+using test::sample_call;  // the suite's calls of the sampling API (sampling_calls.hpp)
+using test::workspace_init_call;
 
 // The set a draw may come from where a filter's boundary is a knife edge: the reference's set with top_p
 // raised and min_p lowered by 1e-4 relative (a float decision within 1e-5 of the boundary may fall either

@@ -21,25 +21,13 @@
 #include <cstring>
 #include <utility>
 
-#include "dcukern/sampling.hpp"
+#include "dcukern/platform/device_context.hpp"
+#include "dcukern/sampling/kernels/split_threshold.hpp"
 #include "sampling_check.hpp"
 
 using namespace dcukern;
 using namespace dcukern::test::sampling_check;
 using dcukern::test::DeviceBuffer;
-
-namespace dcukern::test::sampling_check {  // this unit alone compiles the sampling kernels (sampling_check.hpp)
-Status sample_call(const SamplingParams& p, stream_t stream, const SamplingOptions& opt) {
-  return dcukern::sample(p, stream, opt);
-}
-Status sample_call(const SamplingParams& p, void* workspace, size_t workspace_bytes, stream_t stream,
-                   const SamplingOptions& opt) {
-  return dcukern::sample(p, workspace, workspace_bytes, stream, opt);
-}
-Status workspace_init_call(void* workspace, size_t workspace_bytes, stream_t stream) {
-  return sampling_workspace_init(workspace, workspace_bytes, stream);
-}
-}  // namespace dcukern::test::sampling_check
 
 TEST_CASE("small vocabularies: draws follow the exact filtered distribution under every filter combination") {
   struct Case {
@@ -346,7 +334,8 @@ uint32_t host_value_bin(float x) {
 // first kSampleRunBytes of every kSampleStrideBytes), at most kWindow - 1 bins below the sample's largest, 0
 // at or below bin 0x80.
 uint32_t reference_threshold(const std::vector<float>& row, int elt_bytes, int32_t top_k) {
-  const int64_t run = sampling_detail::kSampleRunBytes / elt_bytes, stride = sampling_detail::kSampleStrideBytes / elt_bytes;
+  const int64_t run = sampling_detail::kSampleRunBytes / elt_bytes;
+  const int64_t stride = sampling_detail::kSampleStrideBytes / elt_bytes;
   std::vector<uint32_t> bins;
   for (int64_t s = 0; s < int64_t(row.size()); s += stride)
     for (int64_t i = s; i < std::min(s + run, int64_t(row.size())); ++i) bins.push_back(host_value_bin(row[i]));
@@ -408,11 +397,11 @@ TEST_CASE("the threshold kernel's bin is that of the sample's m-th largest eleme
         const Batch lb(dt, values, k == 20 ? sampling_detail::kSplitLargeBatch : 2);
         if (k >= lb.v) continue;
         const uint32_t want = reference_threshold(lb.row, dtype_bytes(dt), k);
-        const auto narrow = dt == DType::f32 ? kernel_thresholds<DType::f32, sampling_detail::kThresholdThreads>(lb, k)
-                                             : kernel_thresholds<DType::bf16, sampling_detail::kThresholdThreads>(lb, k);
-        const auto wide = dt == DType::f32
-                              ? kernel_thresholds<DType::f32, sampling_detail::kThresholdThreadsWide>(lb, k)
-                              : kernel_thresholds<DType::bf16, sampling_detail::kThresholdThreadsWide>(lb, k);
+        using sampling_detail::kThresholdThreads, sampling_detail::kThresholdThreadsWide;
+        const auto narrow = dt == DType::f32 ? kernel_thresholds<DType::f32, kThresholdThreads>(lb, k)
+                                             : kernel_thresholds<DType::bf16, kThresholdThreads>(lb, k);
+        const auto wide = dt == DType::f32 ? kernel_thresholds<DType::f32, kThresholdThreadsWide>(lb, k)
+                                           : kernel_thresholds<DType::bf16, kThresholdThreadsWide>(lb, k);
         INFO(name << ", " << dtype_name(dt) << ", k = " << k);
         for (int64_t r = 0; r < lb.b; ++r) {
           CHECK(narrow[size_t(r)] == want);
