@@ -176,9 +176,11 @@ int audit_rows(const char* op, const TargetInfo& t, const std::vector<Kernel>& k
         if (!found) verdict = std::string("CLAIM NOT IN ASM: ") + info.name;
       }
       if (has_mad64_overlap_bug(t))
-        for (const Kernel* k : mine)
-          if (const std::string bad = mad64_overlap(*k); verdict == "ok" && !bad.empty())
+        for (const Kernel* k : mine) {
+          if (verdict != "ok") break;  // the row's first failure is its verdict
+          if (const std::string bad = mad64_overlap(*k); !bad.empty())
             verdict = "HAZARD: " + bad + " (destination overlaps a source: wrong on GFX11.0)";
+        }
     }
     failures += verdict != "ok";
     int vgprs = -1, scratch = -1, occupancy = 1 << 20;
