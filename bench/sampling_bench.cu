@@ -13,7 +13,7 @@
 
 #include "dcukern/platform/numeric.hpp"
 #include "harness.hpp"
-#include "sampling_calls.hpp"  // tests/device: sample() compiled in one unit
+#include "common/sampling_calls.hpp"  // examples/common: sample() compiled in one unit
 
 using namespace dcukern;
 using namespace dcukern::bench;
@@ -57,7 +57,8 @@ struct Buffers {
     device_alloc(&tokens, b * 4);
     workspace_bytes = sampling_workspace_bytes(params(0, 20, 0.9f));
     device_alloc(&workspace, workspace_bytes);
-    if (Status e = test::workspace_init_call(workspace, workspace_bytes, nullptr); !e.ok()) fail(e.to_string().c_str());
+    if (Status e = calls::workspace_init_call(workspace, workspace_bytes, nullptr); !e.ok())
+      fail(e.to_string().c_str());
     BENCH_RT(runtime_synchronize());
   }
   ~Buffers() {
@@ -85,7 +86,7 @@ void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k,
   const ScopedForce forced(row);  // (pinned rows only)
   Explanation why;
   const SamplingOptions pin{row, &why};
-  if (Status e = test::sample_call(buf.params(0, k, p, min_p), buf.workspace, buf.workspace_bytes, nullptr, pin);
+  if (Status e = calls::sample_call(buf.params(0, k, p, min_p), buf.workspace, buf.workspace_bytes, nullptr, pin);
       !e.ok()) {
     st.SkipWithError(e.to_string().c_str());
     return;
@@ -94,7 +95,7 @@ void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k,
   for (auto _ : st)
     us = graph_time_us(buf.copies, [&](stream_t s, int c) {
       const Status e =
-          test::sample_call(buf.params(c, k, p, min_p), buf.workspace, buf.workspace_bytes, s, SamplingOptions{row});
+          calls::sample_call(buf.params(c, k, p, min_p), buf.workspace, buf.workspace_bytes, s, SamplingOptions{row});
       if (!e.ok()) fail(e.to_string().c_str());
     });
   st.SetIterationTime(us * 1e-6);

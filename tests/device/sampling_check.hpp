@@ -22,13 +22,13 @@
 
 #include "dcukern/ref/sampling.hpp"
 #include "dcukern/sampling/select.hpp"
-#include "sampling_calls.hpp"
+#include "common/sampling_calls.hpp"
 #include "support.hpp"
 
 namespace dcukern::test::sampling_check {
 
-using test::sample_call;  // the suite's calls of the sampling API (sampling_calls.hpp)
-using test::workspace_init_call;
+using calls::sample_call;  // the sampling API's calls, compiled in one unit (examples/common/sampling_calls.hpp)
+using calls::workspace_init_call;
 
 // The set a draw may come from where a filter's boundary is a knife edge: the reference's set with top_p
 // raised and min_p lowered by 1e-4 relative (a float decision within 1e-5 of the boundary may fall either

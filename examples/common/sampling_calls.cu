@@ -1,9 +1,10 @@
-// The one unit of the sampling device tests and benchmark that includes dcukern/sampling.hpp (sampling_calls.hpp).
-#include "sampling_calls.hpp"
+// The one unit of dcukern-audit, the sampling device tests and benchmark that includes dcukern/sampling.hpp
+// (sampling_calls.hpp).
+#include "common/sampling_calls.hpp"
 
 #include "dcukern/sampling.hpp"
 
-namespace dcukern::test {
+namespace dcukern::calls {
 
 Status sample_call(const SamplingParams& p, stream_t stream, const SamplingOptions& opt) {
   return sample(p, stream, opt);
@@ -16,4 +17,4 @@ Status workspace_init_call(void* workspace, size_t workspace_bytes, stream_t str
   return sampling_workspace_init(workspace, workspace_bytes, stream);
 }
 
-}  // namespace dcukern::test
+}  // namespace dcukern::calls
