@@ -20,7 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "dcukern/attention.hpp"
+#include "common/attention_calls.hpp"  // the attention API, compiled in one unit
+#if DCUKERN_TRACE  // a traced build: the kernels in this unit, whose trace buffer (one a unit) write_trace reads
+#include "common/attention_calls.cu"
+#endif
 #include "harness.hpp"
 
 using namespace dcukern;
@@ -136,12 +139,12 @@ void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, 
   AttnBuffers b(h, batch, ctx, ps, kvt, var.head_major);
   AttentionPlanOptions plan;
   plan.blocks_per_cu = var.blocks_per_cu;
-  b.ws_bytes = attention_workspace_bytes(b.params(0), plan);
+  b.ws_bytes = calls::attention_workspace_bytes(b.params(0), plan);
   if (b.ws_bytes) device_alloc(&b.ws, b.ws_bytes);
   AttentionOptions opt;
   opt.row = row;
   opt.plan = plan;
-  if (Status e = attention(b.params(0), b.ws, b.ws_bytes, nullptr, opt); !e.ok()) {
+  if (Status e = calls::attention(b.params(0), b.ws, b.ws_bytes, nullptr, opt); !e.ok()) {
     Overrides::instance().unforce(row);
     st.SkipWithError(e.to_string().c_str());
     return;
@@ -149,7 +152,7 @@ void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, 
   double us = 0;
   for (auto _ : st)
     us = graph_time_us(b.copies, [&](stream_t s, int c) {
-      if (Status e = attention(b.params(c), b.ws, b.ws_bytes, s, opt); !e.ok()) fail(e.to_string().c_str());
+      if (Status e = calls::attention(b.params(c), b.ws, b.ws_bytes, s, opt); !e.ok()) fail(e.to_string().c_str());
     });
   Overrides::instance().unforce(row);
   write_trace(bench_name(h, kvt, ps, batch, ctx, row, var), us);  // traced builds only (harness.hpp)
@@ -160,7 +163,7 @@ void bench_attention(benchmark::State& st, Heads h, int batch, int ctx, int ps, 
   st.counters["read_bw_GBps"] = read_bandwidth_gbs();
   st.counters["pct_read_bw"] = 100.0 * gbs / read_bandwidth_gbs();
   AttentionCallPlan cp;  // what the call ran: its chunks a query row (1: unsplit) and ring depth
-  if (attention_call_plan(b.params(0), b.ws != nullptr, &cp, opt).ok()) {
+  if (calls::attention_call_plan(b.params(0), b.ws != nullptr, &cp, opt).ok()) {
     st.counters["chunks"] = cp.split ? cp.plan.num_chunks : 1;
     st.counters["shallow_ring"] = cp.shallow_ring ? 1 : 0;
   }

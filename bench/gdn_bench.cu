@@ -15,7 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "dcukern/gdn.hpp"
+#include "common/gdn_calls.hpp"  // the GDN API, compiled in one unit
+#if DCUKERN_TRACE  // a traced build: the kernels in this unit, whose trace buffer (one a unit) write_trace reads
+#include "common/gdn_calls.cu"
+#endif
+#include "dcukern/platform/dependent_launch.hpp"  // the read-modify-write kernels
+#include "dcukern/platform/numeric.hpp"
 #include "harness.hpp"
 
 using namespace dcukern;
@@ -123,14 +128,14 @@ void report(benchmark::State& st, double us, double bytes) {
 void bench_gdn(benchmark::State& st, int batch, int hv, GdnStateLayout layout, const char* row) {
   GdnBuffers b(batch, hv, layout);
   Explanation why;
-  if (Status e = gdn_recurrent(b.params(0), nullptr, GdnOptions{row, &why}); !e.ok()) {
+  if (Status e = calls::gdn_recurrent(b.params(0), nullptr, GdnOptions{row, &why}); !e.ok()) {
     st.SkipWithError(e.to_string().c_str());
     return;
   }
   double us = 0;
   for (auto _ : st)
     us = graph_time_us(b.copies, [&](stream_t s, int c) {
-      if (Status e = gdn_recurrent(b.params(c), s, GdnOptions{row}); !e.ok()) fail(e.to_string().c_str());
+      if (Status e = calls::gdn_recurrent(b.params(c), s, GdnOptions{row}); !e.ok()) fail(e.to_string().c_str());
     });
   report(st, us, b.state_bytes());
   st.SetLabel(row ? row : why.chosen);
@@ -196,14 +201,14 @@ void bench_conv(benchmark::State& st, int batch, int64_t dim, int width, DType s
   ConvBuffers b(batch, dim, width, sdt);
   ForceExperimental force(row);
   Explanation why;
-  if (Status e = conv1d_update(b.params(0), nullptr, GdnOptions{row, &why}); !e.ok()) {
+  if (Status e = calls::conv1d_update(b.params(0), nullptr, GdnOptions{row, &why}); !e.ok()) {
     st.SkipWithError(e.to_string().c_str());
     return;
   }
   double us = 0;
   for (auto _ : st)
     us = graph_time_us(b.copies, [&](stream_t s, int c) {
-      if (Status e = conv1d_update(b.params(c), s, GdnOptions{row}); !e.ok()) fail(e.to_string().c_str());
+      if (Status e = calls::conv1d_update(b.params(c), s, GdnOptions{row}); !e.ok()) fail(e.to_string().c_str());
     });
   report(st, us, b.bytes());
   st.SetLabel(row ? row : why.chosen);

@@ -13,7 +13,10 @@
 
 #include "dcukern/platform/numeric.hpp"
 #include "harness.hpp"
-#include "common/sampling_calls.hpp"  // examples/common: sample() compiled in one unit
+#include "common/sampling_calls.hpp"  // the sampling API, compiled in one unit
+#if DCUKERN_TRACE  // a traced build: the kernels in this unit, whose trace buffer (one a unit) write_trace reads
+#include "common/sampling_calls.cu"
+#endif
 
 using namespace dcukern;
 using namespace dcukern::bench;
@@ -57,7 +60,7 @@ struct Buffers {
     device_alloc(&tokens, b * 4);
     workspace_bytes = sampling_workspace_bytes(params(0, 20, 0.9f));
     device_alloc(&workspace, workspace_bytes);
-    if (Status e = calls::workspace_init_call(workspace, workspace_bytes, nullptr); !e.ok())
+    if (Status e = calls::sampling_workspace_init(workspace, workspace_bytes, nullptr); !e.ok())
       fail(e.to_string().c_str());
     BENCH_RT(runtime_synchronize());
   }
@@ -86,7 +89,7 @@ void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k,
   const ScopedForce forced(row);  // (pinned rows only)
   Explanation why;
   const SamplingOptions pin{row, &why};
-  if (Status e = calls::sample_call(buf.params(0, k, p, min_p), buf.workspace, buf.workspace_bytes, nullptr, pin);
+  if (Status e = calls::sample(buf.params(0, k, p, min_p), buf.workspace, buf.workspace_bytes, nullptr, pin);
       !e.ok()) {
     st.SkipWithError(e.to_string().c_str());
     return;
@@ -95,7 +98,7 @@ void bench_sampling(benchmark::State& st, DType dt, int64_t b, int64_t v, int k,
   for (auto _ : st)
     us = graph_time_us(buf.copies, [&](stream_t s, int c) {
       const Status e =
-          calls::sample_call(buf.params(c, k, p, min_p), buf.workspace, buf.workspace_bytes, s, SamplingOptions{row});
+          calls::sample(buf.params(c, k, p, min_p), buf.workspace, buf.workspace_bytes, s, SamplingOptions{row});
       if (!e.ok()) fail(e.to_string().c_str());
     });
   st.SetIterationTime(us * 1e-6);

@@ -12,7 +12,7 @@
 #include "audit/device_copy.hpp"
 #include "audit/random_bf16.hpp"
 #include "audit/smoke.hpp"
-#include "dcukern/attention.hpp"
+#include "common/attention_calls.hpp"  // the attention API, compiled in one unit
 #include "dcukern/ref/attention.hpp"
 
 namespace dcukern::smoke {
@@ -53,10 +53,10 @@ int attention_smoke(const TargetInfo& target) {
     DeviceCopy dq(q), dk(k), dv(v), dt(table), dl(lens), dout(o), dlse(lse);
     const AttentionParams p = params(dq.ptr, dout.ptr, dk.ptr, dv.ptr, static_cast<const int32_t*>(dt.ptr),
                                      static_cast<const int32_t*>(dl.ptr), static_cast<float*>(dlse.ptr));
-    const size_t bytes = row.contract.needs_workspace ? attention_workspace_bytes(p) : 0;
+    const size_t bytes = row.contract.needs_workspace ? calls::attention_workspace_bytes(p) : 0;
     std::vector<uint8_t> ws_init(std::max<size_t>(bytes, 1));
     DeviceCopy ws(ws_init);
-    Status s = attention(p, bytes ? ws.ptr : nullptr, bytes, nullptr, AttentionOptions{row.id});
+    Status s = calls::attention(p, bytes ? ws.ptr : nullptr, bytes, nullptr, AttentionOptions{row.id});
     if (s.ok()) s = runtime_status(runtime_synchronize(), "synchronize");
     if (s.ok()) s = runtime_status(runtime_copy_to_host(o.data(), dout.ptr, o.size() * 2), "copy");
     if (s.ok()) s = runtime_status(runtime_copy_to_host(lse.data(), dlse.ptr, lse.size() * 4), "copy");

@@ -13,7 +13,7 @@
 #include "audit/device_copy.hpp"
 #include "audit/random_bf16.hpp"
 #include "audit/smoke.hpp"
-#include "dcukern/gdn.hpp"
+#include "common/gdn_calls.hpp"  // the GDN API, compiled in one unit
 #include "dcukern/ref/gdn.hpp"
 
 namespace dcukern::smoke {
@@ -80,8 +80,8 @@ int gdn_smoke(const TargetInfo& target) {
                                  static_cast<const float*>(ddt.ptr), dpool.ptr, layout,
                                  static_cast<const int32_t*>(ds.ptr), dout.ptr);
       Status s;
-      const double worst = run_and_compare([&] { return gdn_recurrent(p, nullptr, GdnOptions{row.id}); }, dout, o,
-                                           want_o, dpool, pool_out, DType::f32, want_pool, &s);
+      const auto call = [&] { return calls::gdn_recurrent(p, nullptr, GdnOptions{row.id}); };
+      const double worst = run_and_compare(call, dout, o, want_o, dpool, pool_out, DType::f32, want_pool, &s);
       const bool ok = worst <= 1.0;
       failures += !ok;
       std::printf("| %s | [%s] state f32, B=%d T=%d H/HV=%d/%d K=V=%d | %.3f | %s |\n", row.id, layout_name(layout), B,
@@ -129,8 +129,8 @@ int conv1d_smoke(const TargetInfo& target) {
       const Conv1dParams p =
           params(dx.ptr, dw.ptr, dbias.ptr, dstate.ptr, sdt, static_cast<const int32_t*>(ds.ptr), dy.ptr);
       Status s;
-      const double worst = run_and_compare([&] { return conv1d_update(p, nullptr, GdnOptions{row.id}); }, dy, y, want_y,
-                                           dstate, state_out, sdt, want_pool, &s);
+      const auto call = [&] { return calls::conv1d_update(p, nullptr, GdnOptions{row.id}); };
+      const double worst = run_and_compare(call, dy, y, want_y, dstate, state_out, sdt, want_pool, &s);
       const bool ok = worst <= 1.0;
       failures += !ok;
       std::printf("| %s | state %s, B=%d (one padding row) dim=%lld width=%d SiLU | %.3f | %s |\n", row.id,

@@ -120,7 +120,7 @@ int sampling_smoke(const TargetInfo& target) {
     int outside = 0;
     for (int draw = 0; draw < kDraws && s.ok(); ++draw) {
       p.offset = uint64_t(draw);
-      s = calls::sample_call(p, bytes ? ws.ptr : nullptr, bytes, nullptr, SamplingOptions{row.id});
+      s = calls::sample(p, bytes ? ws.ptr : nullptr, bytes, nullptr, SamplingOptions{row.id});
       if (s.ok()) s = runtime_status(runtime_synchronize(), "synchronize");
       if (s.ok()) s = runtime_status(runtime_copy_to_host(tokens.data(), dtok.ptr, n * 4), "copy");
       if (s.ok()) s = runtime_status(runtime_copy_to_host(valid.data(), dvalid.ptr, n), "copy");

@@ -1,9 +1,7 @@
-// The sampling API's calls, compiled in one unit (sampling_calls.cu) that dcukern-audit, the sampling device
-// tests and the sampling benchmark link. A unit that includes dcukern/sampling.hpp compiles every sampling kernel
-// (its inline sample() instantiates them all: about 5 minutes of nvcc for sm_90), so those programs' other units
-// include the host side only (dcukern/sampling/select.hpp: parameters, row selection, workspace size) and call
-// these. The build compiles the unit once for each gfx list and programs with the same list share it
-// (dcukern_link_sampling_calls in the top CMakeLists.txt).
+// The sampling API's entry points as non-inline functions, compiled in one unit (sampling_calls.cu) that
+// dcukern-audit, the sampling device tests and the sampling benchmark link (dcukern_link_calls, top
+// CMakeLists.txt): dcukern/sampling.hpp compiles every sampling kernel into each unit that includes it. The
+// callers include the host side only (dcukern/sampling/select.hpp: parameters, row selection, workspace size).
 #pragma once
 #include <cstddef>
 
@@ -12,9 +10,9 @@
 
 namespace dcukern::calls {
 
-Status sample_call(const SamplingParams& p, stream_t stream, const SamplingOptions& opt = {});
-Status sample_call(const SamplingParams& p, void* workspace, size_t workspace_bytes, stream_t stream,
-                   const SamplingOptions& opt = {});
-Status workspace_init_call(void* workspace, size_t workspace_bytes, stream_t stream);
+Status sample(const SamplingParams& p, stream_t stream, const SamplingOptions& opt = {});
+Status sample(const SamplingParams& p, void* workspace, size_t workspace_bytes, stream_t stream,
+              const SamplingOptions& opt = {});
+Status sampling_workspace_init(void* workspace, size_t workspace_bytes, stream_t stream);
 
 }  // namespace dcukern::calls

@@ -21,10 +21,6 @@
 
 namespace dcukern {
 
-struct AttentionOptions : RowOptions {
-  AttentionPlanOptions plan;  // split-KV plan: fixed chunk size, forced split
-};
-
 // Workspace for a split-KV row on the current device (0 when the call is invalid or there is no device).
 // Depends only on host values: the same for every replay of a graph.
 inline size_t attention_workspace_bytes(const AttentionParams& p, const AttentionPlanOptions& plan = {}) {

@@ -13,8 +13,6 @@
 
 namespace dcukern {
 
-using GdnOptions = RowOptions;
-
 // Neither op needs scratch space; the queries exist so that every op is used the same way.
 inline size_t gdn_workspace_bytes(const GdnParams&) { return 0; }
 inline size_t conv1d_workspace_bytes(const Conv1dParams&) { return 0; }

@@ -15,7 +15,8 @@
 #include <vector>
 
 #include "../host/attention_problem.hpp"
-#include "dcukern/attention.hpp"
+#include "common/attention_calls.hpp"  // the attention API, compiled in one unit
+#include "dcukern/attention/table_check.hpp"
 #include "support.hpp"
 
 using namespace dcukern;
@@ -91,12 +92,12 @@ Status run(DeviceProblem& pr, const char* id, const AttentionPlanOptions& plan =
            const AttentionParams* over = nullptr) {
   const ScopedForce force(id);
   const AttentionParams p = over ? *over : pr.params();
-  const size_t bytes = needs_workspace(id) ? attention_workspace_bytes(p, plan) : 0;
+  const size_t bytes = needs_workspace(id) ? calls::attention_workspace_bytes(p, plan) : 0;
   DeviceBuffer<uint8_t> ws(bytes);
   AttentionOptions opt;
   opt.row = id;
   opt.plan = plan;
-  const Status s = attention(p, bytes ? ws.get() : nullptr, bytes, stream_t{}, opt);
+  const Status s = calls::attention(p, bytes ? ws.get() : nullptr, bytes, stream_t{}, opt);
   test::device_synchronize();
   return s;
 }
@@ -382,7 +383,7 @@ TEST_CASE("attention: fp8 e4m3 KV with per-tensor scales against a reference deq
       AttentionOptions opt;
       opt.row = pipeline, opt.plan = plan;
       dcukern::AttentionCallPlan cp;
-      REQUIRE(dcukern::attention_call_plan(pr.params(), true, &cp, opt).ok());
+      REQUIRE(calls::attention_call_plan(pr.params(), true, &cp, opt).ok());
       CHECK(cp.split);
       CHECK(cp.shallow_ring == (chunk <= dcukern::kShallowWideMaxKeys));
     }
@@ -586,18 +587,18 @@ TEST_CASE("attention: graph capture and replay give the bits of eager runs") {
     INFO(std::string(id));
     const ScopedForce force(id);
     const AttentionParams p = pr.params();
-    const size_t bytes = needs_workspace(id) ? attention_workspace_bytes(p) : 0;
+    const size_t bytes = needs_workspace(id) ? calls::attention_workspace_bytes(p) : 0;
     DeviceBuffer<uint8_t> ws(bytes);
     AttentionOptions opt;
     opt.row = id;
     pr.poison();
-    REQUIRE(attention(p, bytes ? ws.get() : nullptr, bytes, stream_t{}, opt).ok());
+    REQUIRE(calls::attention(p, bytes ? ws.get() : nullptr, bytes, stream_t{}, opt).ok());
     test::device_synchronize();
     const auto o_eager = pr.o.download();
     const auto lse_eager = pr.lse.download();
 
     test::CapturedGraph graph(
-        [&](stream_t stream) { return attention(p, bytes ? ws.get() : nullptr, bytes, stream, opt); });
+        [&](stream_t stream) { return calls::attention(p, bytes ? ws.get() : nullptr, bytes, stream, opt); });
     pr.poison();
     test::device_synchronize();
     graph.replay(3);
@@ -668,31 +669,31 @@ TEST_CASE("attention: a rejected call writes nothing; an unforced call takes the
     const ScopedForce force(id);
     AttentionParams bad = pr.params();
     bad.head_dim = 300;
-    CHECK(attention(bad, nullptr, 0, stream_t{}, AttentionOptions{id}).code() == StatusCode::unsupported);
+    CHECK(calls::attention(bad, nullptr, 0, stream_t{}, AttentionOptions{id}).code() == StatusCode::unsupported);
     // A workspace one byte short.
-    const size_t bytes = attention_workspace_bytes(pr.params());
+    const size_t bytes = calls::attention_workspace_bytes(pr.params());
     REQUIRE(bytes > 0);
     DeviceBuffer<uint8_t> ws(bytes);
-    CHECK(attention(pr.params(), ws.get(), bytes - 1, stream_t{}, AttentionOptions{id}).code() ==
+    CHECK(calls::attention(pr.params(), ws.get(), bytes - 1, stream_t{}, AttentionOptions{id}).code() ==
           StatusCode::invalid_argument);
     // No workspace at all.
-    CHECK(!attention(pr.params(), nullptr, 0, stream_t{}, AttentionOptions{id}).ok());
+    CHECK(!calls::attention(pr.params(), nullptr, 0, stream_t{}, AttentionOptions{id}).ok());
     // A workspace of the size the plan needs, over o.
-    CHECK(attention(pr.params(), pr.o.get(), bytes, stream_t{}, AttentionOptions{id}).code() ==
+    CHECK(calls::attention(pr.params(), pr.o.get(), bytes, stream_t{}, AttentionOptions{id}).code() ==
           StatusCode::invalid_argument);
   }
   {
     // lse inside o (any row).
     AttentionParams overlapping = pr.params();
     overlapping.lse = reinterpret_cast<float*>(pr.o.get()) + 2;
-    CHECK(attention(overlapping, nullptr, 0, stream_t{}).code() == StatusCode::invalid_argument);
+    CHECK(calls::attention(overlapping, nullptr, 0, stream_t{}).code() == StatusCode::invalid_argument);
   }
   {
     // The grouped rows' contract: KV pools on 8-element boundaries (here one element off).
     const ScopedForce force("attention.grouped");
     AttentionParams odd = pr.params();
     odd.kv.k = static_cast<const uint8_t*>(odd.kv.k) + dtype_bytes(odd.kv.dtype);
-    CHECK(attention(odd, nullptr, 0, stream_t{}, AttentionOptions{"attention.grouped"}).code() ==
+    CHECK(calls::attention(odd, nullptr, 0, stream_t{}, AttentionOptions{"attention.grouped"}).code() ==
           StatusCode::unsupported);
   }
   test::device_synchronize();
@@ -703,7 +704,7 @@ TEST_CASE("attention: a rejected call writes nothing; an unforced call takes the
   Explanation why;
   AttentionOptions opt;
   opt.explain = &why;
-  CHECK(attention(pr.params(), nullptr, 0, stream_t{}, opt).ok());
+  CHECK(calls::attention(pr.params(), nullptr, 0, stream_t{}, opt).ok());
   test::device_synchronize();
   const bool mma = has_feature(test::device_target(), Feature::nv_mma_f16) && built("attention.mma");
   CHECK(std::string(why.chosen ? why.chosen : "") == (mma ? "attention.mma" : "attention.grouped"));

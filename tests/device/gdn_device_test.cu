@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "dcukern/gdn.hpp"
+#include "common/gdn_calls.hpp"  // the GDN API, compiled in one unit
 #include "dcukern/ref/gdn.hpp"
 #include "support.hpp"
 
@@ -314,7 +314,7 @@ void expect_clean(const Errors& e, const char* what) {
 bool run_gdn(Problem& pr, const char* id, GdnParams p, stream_t stream = nullptr, Explanation* why = nullptr) {
   const capabilities::GdnRow* row = nullptr;
   if (id && !check_gdn_row(p, device_target(), id, &row).ok()) return false;
-  const Status s = gdn_recurrent(p, stream, GdnOptions{id, why});
+  const Status s = calls::gdn_recurrent(p, stream, GdnOptions{id, why});
   INFO(s.to_string());
   REQUIRE(s.ok());
   return true;
@@ -472,7 +472,7 @@ TEST_CASE("gdn: graph capture and replay give the bits of eager runs") {
       const auto out_e = pr.out.download(), pool_e = pr.pool.download();
 
       test::CapturedGraph graph(
-          [&](stream_t stream) { return gdn_recurrent(pr.params(true), stream, GdnOptions{id}); });
+          [&](stream_t stream) { return calls::gdn_recurrent(pr.params(true), stream, GdnOptions{id}); });
       pr.reset_pool();
       pr.poison_out();
       test::device_synchronize();
@@ -506,7 +506,7 @@ TEST_CASE("gdn: a rejected call writes nothing") {
   for (const GdnParams& p : bad) {
     pr.reset_pool();
     pr.poison_out();
-    const Status s = gdn_recurrent(p, nullptr);
+    const Status s = calls::gdn_recurrent(p, nullptr);
     INFO(s.to_string());
     CHECK_FALSE(s.ok());
     test::device_synchronize();
@@ -517,8 +517,8 @@ TEST_CASE("gdn: a rejected call writes nothing") {
   // A pinned row that cannot take the call: unsupported, nothing launched.
   pr.reset_pool();
   pr.poison_out();
-  CHECK(gdn_recurrent(pr.params(true), nullptr, GdnOptions{"gdn.tiled.vk"}).code() == StatusCode::unsupported);
-  CHECK(gdn_recurrent(pr.params(true), nullptr, GdnOptions{"gdn.none"}).code() == StatusCode::invalid_argument);
+  CHECK(calls::gdn_recurrent(pr.params(true), nullptr, GdnOptions{"gdn.tiled.vk"}).code() == StatusCode::unsupported);
+  CHECK(calls::gdn_recurrent(pr.params(true), nullptr, GdnOptions{"gdn.none"}).code() == StatusCode::invalid_argument);
   test::device_synchronize();
   const auto o = pr.out.download();
   CHECK(std::all_of(o.begin(), o.end(), [](uint8_t v) { return v == 0xFF; }));
@@ -641,7 +641,7 @@ TEST_CASE("conv1d: every runnable row matches the reference (widths 2..4, dims u
             pr.pool.dev.upload(pr.pool0);
             pr.y.dev.fill_bytes(test::kPoisonByte);
             Explanation why;
-            const Status s = conv1d_update(pr.params(true), nullptr, GdnOptions{id, id ? nullptr : &why});
+            const Status s = calls::conv1d_update(pr.params(true), nullptr, GdnOptions{id, id ? nullptr : &why});
             INFO(s.to_string());
             REQUIRE(s.ok());
             test::device_synchronize();
@@ -673,11 +673,11 @@ TEST_CASE("conv1d: in place (y over x, the same view) gives the bits of the out-
         const capabilities::Conv1dRow* row = nullptr;
         if (!check_conv1d_row(in_place, device_target(), id, &row).ok()) continue;  // outside its contract
         pr.pool.dev.upload(pr.pool0);
-        REQUIRE(conv1d_update(pr.params(true), nullptr, GdnOptions{id}).ok());
+        REQUIRE(calls::conv1d_update(pr.params(true), nullptr, GdnOptions{id}).ok());
         test::device_synchronize();
         const auto y = pr.y.download(), pool = pr.pool.download();
         pr.pool.dev.upload(pr.pool0);
-        REQUIRE(conv1d_update(in_place, nullptr, GdnOptions{id}).ok());
+        REQUIRE(calls::conv1d_update(in_place, nullptr, GdnOptions{id}).ok());
         test::device_synchronize();
         const auto x = pr.x.download();
         int64_t wrong = 0;
@@ -708,11 +708,11 @@ TEST_CASE("conv1d: graph replay gives the bits of eager runs; a rejected call wr
       if (!check_conv1d_row(pg.params(true), device_target(), id, &row).ok()) continue;  // outside its contract
       pg.pool.dev.upload(pg.pool0);
       pg.y.dev.fill_bytes(test::kPoisonByte);
-      for (int rep = 0; rep < 3; ++rep) REQUIRE(conv1d_update(pg.params(true), nullptr, GdnOptions{id}).ok());
+      for (int rep = 0; rep < 3; ++rep) REQUIRE(calls::conv1d_update(pg.params(true), nullptr, GdnOptions{id}).ok());
       test::device_synchronize();
       const auto y_e = pg.y.download(), pool_e = pg.pool.download();
       test::CapturedGraph graph(
-          [&](stream_t stream) { return conv1d_update(pg.params(true), stream, GdnOptions{id}); });
+          [&](stream_t stream) { return calls::conv1d_update(pg.params(true), stream, GdnOptions{id}); });
       pg.pool.dev.upload(pg.pool0);
       pg.y.dev.fill_bytes(test::kPoisonByte);
       test::device_synchronize();
@@ -736,7 +736,7 @@ TEST_CASE("conv1d: graph replay gives the bits of eager runs; a rejected call wr
   for (const Conv1dParams& p : bad) {
     pr.pool.dev.upload(pr.pool0);
     pr.y.dev.fill_bytes(test::kPoisonByte);
-    const Status s = conv1d_update(p, nullptr);
+    const Status s = calls::conv1d_update(p, nullptr);
     INFO(s.to_string());
     CHECK_FALSE(s.ok());
     test::device_synchronize();
@@ -751,5 +751,5 @@ TEST_CASE("conv1d: graph replay gives the bits of eager runs; a rejected call wr
   p.weight.row_stride = 5;
   const capabilities::Conv1dRow* generic = nullptr;
   CHECK(check_conv1d_row(p, device_target(), "conv1d.generic", &generic).ok());
-  CHECK(conv1d_update(p, nullptr, GdnOptions{"conv1d.vec8"}).code() == StatusCode::unsupported);
+  CHECK(calls::conv1d_update(p, nullptr, GdnOptions{"conv1d.vec8"}).code() == StatusCode::unsupported);
 }

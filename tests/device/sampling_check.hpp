@@ -27,8 +27,6 @@
 
 namespace dcukern::test::sampling_check {
 
-using calls::sample_call;  // the sampling API's calls, compiled in one unit (examples/common/sampling_calls.hpp)
-using calls::workspace_init_call;
 
 // The set a draw may come from where a filter's boundary is a knife edge: the reference's set with top_p
 // raised and min_p lowered by 1e-4 relative (a float decision within 1e-5 of the boundary may fall either
@@ -119,7 +117,7 @@ inline std::vector<const char*> workspace_rows(const Batch& lb) {
 struct Workspace {
   DeviceBuffer<uint8_t> d;
   explicit Workspace(size_t bytes) : d(bytes) {
-    REQUIRE(workspace_init_call(d.get(), d.size(), nullptr).ok());
+    REQUIRE(calls::sampling_workspace_init(d.get(), d.size(), nullptr).ok());
     test::device_synchronize();
   }
   // The row counters a call of batch b uses: zero between calls.
@@ -129,9 +127,9 @@ struct Workspace {
     return std::all_of(bytes.begin(), bytes.begin() + std::min(n, bytes.size()), [](uint8_t x) { return x == 0; });
   }
   Status sample(const SamplingParams& p, stream_t stream, const char* row) {
-    if (!row) return sample_call(p, stream);
+    if (!row) return calls::sample(p, stream);
     const ScopedForce forced(row);
-    return sample_call(p, d.get(), d.size(), stream, SamplingOptions{row});
+    return calls::sample(p, d.get(), d.size(), stream, SamplingOptions{row});
   }
 };
 inline size_t workspace_bytes(const Batch& lb) {

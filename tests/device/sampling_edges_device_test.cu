@@ -314,7 +314,7 @@ TEST_CASE("a rejected call writes nothing") {
   bad.push_back(p);
   for (const SamplingParams& q : bad) {
     tok.fill_bytes(0xFF);
-    CHECK(sample_call(q, nullptr).code() == StatusCode::invalid_argument);
+    CHECK(calls::sample(q, nullptr).code() == StatusCode::invalid_argument);
     test::device_synchronize();
     const auto t = tok.download();
     CHECK(std::all_of(t.begin(), t.end(), [](int32_t x) { return x == -1; }));
@@ -325,7 +325,7 @@ TEST_CASE("a rejected call writes nothing") {
   p.offset_ptr = offset.get();
   p.advance_offset = true;
   Overrides::instance().force("sampling.split.vec");
-  CHECK(sample_call(p, nullptr, SamplingOptions{"sampling.split.vec"}).code() == StatusCode::unsupported);
+  CHECK(calls::sample(p, nullptr, SamplingOptions{"sampling.split.vec"}).code() == StatusCode::unsupported);
   Overrides::instance().unforce("sampling.split.vec");
   Workspace small(workspace_bytes(lb) - 256);
   tok.fill_bytes(0xFF);
@@ -333,7 +333,7 @@ TEST_CASE("a rejected call writes nothing") {
   CHECK(small.sample(p, nullptr, "sampling.stream.vec").code() == StatusCode::unsupported);  // B below its range
   {
     const ScopedForce forced("sampling.split.vec");  // a workspace of the size the call needs, over the tokens
-    CHECK(sample_call(p, tok.get(), workspace_bytes(lb), stream_t{}, SamplingOptions{"sampling.split.vec"})
+    CHECK(calls::sample(p, tok.get(), workspace_bytes(lb), stream_t{}, SamplingOptions{"sampling.split.vec"})
               .code() == StatusCode::invalid_argument);
   }
   test::device_synchronize();
@@ -381,5 +381,5 @@ TEST_CASE("a rejected call writes nothing") {
   p = make_params(lb, tok.get(), rp);
   p.logits.data = static_cast<const char*>(p.logits.data) + 4;
   p.logits.cols = 63;
-  CHECK(sample_call(p, nullptr, SamplingOptions{"sampling.block.vec"}).code() == StatusCode::unsupported);
+  CHECK(calls::sample(p, nullptr, SamplingOptions{"sampling.block.vec"}).code() == StatusCode::unsupported);
 }

@@ -11,6 +11,11 @@
 
 namespace dcukern {
 
+// A call's options: RowOptions (pin a row by id, ask why a row was chosen) and the split-KV plan's.
+struct AttentionOptions : RowOptions {
+  AttentionPlanOptions plan;  // split-KV plan: fixed chunk size, forced split
+};
+
 struct AttentionOp
     : RowTable<capabilities::AttentionRow, std::size(capabilities::kAttentionRows), capabilities::kAttentionRows> {
   // Whether this build holds the kernel: the mma kernels only in CUDA builds (a host-only build answers for

@@ -11,6 +11,9 @@
 
 namespace dcukern {
 
+// A call's options: RowOptions (pin a row by id, ask why a row was chosen).
+using GdnOptions = RowOptions;
+
 struct GdnOp : RowTable<capabilities::GdnRow, std::size(capabilities::kGdnRows), capabilities::kGdnRows> {
   // Every GDN kernel is portable HIP/CUDA: compiled into every build.
   static constexpr bool compiled_in(GdnKernel) { return true; }
