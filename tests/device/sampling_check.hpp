@@ -27,7 +27,6 @@
 
 namespace dcukern::test::sampling_check {
 
-
 // The set a draw may come from where a filter's boundary is a knife edge: the reference's set with top_p
 // raised and min_p lowered by 1e-4 relative (a float decision within 1e-5 of the boundary may fall either
 // way; a wider margin is a wrong set). Every row is checked against it; none is skipped.
